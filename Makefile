@@ -1,0 +1,37 @@
+# Two commands matter: `make run` and `make test`. Everything else is what they call.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test test-fast test-browser bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when the pinned requirements or the project metadata change.
+$(STAMP): requirements.txt pyproject.toml | $(PY)
+	$(PIP) install --disable-pip-version-check -q -r requirements.txt
+	$(PIP) install --disable-pip-version-check -q --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+	$(PY) manage.py migrate --noinput -v 0
+	$(PY) manage.py load-catalogue
+
+run: setup
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+test: setup
+	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not browser"
+
+bench: setup
+	$(PY) bench/pages.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache

@@ -1,0 +1,148 @@
+from django import forms
+from django.contrib import admin
+
+from catalog import naming
+from catalog.models import (
+    Branch,
+    BuildRecord,
+    CpuIsa,
+    DocPage,
+    GpuArchitecture,
+    GpuModel,
+    SourceClaim,
+    Variant,
+)
+
+
+class GpuModelInline(admin.TabularInline):
+    model = GpuModel
+    extra = 0
+
+
+@admin.register(GpuArchitecture)
+class GpuArchitectureAdmin(admin.ModelAdmin):
+    list_display = ["sm", "compute_capability", "name", "label", "min_driver", "min_cuda", "max_cuda"]
+    search_fields = ["sm", "name", "description", "models__name"]
+    inlines = [GpuModelInline]
+
+
+@admin.register(GpuModel)
+class GpuModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "architecture", "segment"]
+    list_filter = ["architecture", "segment"]
+    search_fields = ["name", "aliases"]
+    list_select_related = ["architecture"]
+
+
+@admin.register(CpuIsa)
+class CpuIsaAdmin(admin.ModelAdmin):
+    list_display = ["slug", "label", "arch", "rank", "flags", "disabled"]
+    list_filter = ["arch"]
+    search_fields = ["slug", "label", "hardware"]
+
+    @admin.display(description="compiler flags")
+    def flags(self, obj):
+        return " ".join(obj.compiler_flags)
+
+    @admin.display(description="disables")
+    def disabled(self, obj):
+        return ", ".join(obj.disabled_libraries) or "—"
+
+
+@admin.register(Branch)
+class BranchAdmin(admin.ModelAdmin):
+    list_display = [
+        "name", "repository", "pytorch_version", "python_version", "cuda", "cudnn_version",
+        "min_driver", "nixpkgs_pin", "is_default", "preference", "stated_variant_count",
+    ]
+    list_filter = ["repository", "python_version", "pytorch_version", "is_default"]
+    search_fields = ["name", "purpose", "nixpkgs_pin"]
+
+    @admin.display(description="CUDA")
+    def cuda(self, obj):
+        return " / ".join(obj.cuda_versions)
+
+
+class VariantAdminForm(forms.ModelForm):
+    class Meta:
+        model = Variant
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pname"].required = False
+        self.fields["pname"].help_text = "Leave empty to use the name composed from the fields."
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("pname"):
+            try:
+                data["pname"] = naming.compose(
+                    data.get("library", ""),
+                    data.get("python_version", ""),
+                    data.get("backend", ""),
+                    data.get("cuda_version", ""),
+                    data["gpu_arch"].sm if data.get("gpu_arch") else "",
+                    data["cpu_isa"].slug if data.get("cpu_isa") else "",
+                )
+            except naming.InvalidName as exc:
+                self.add_error("pname", f"No name can be composed: {exc}")
+        return data
+
+
+class BuildRecordInline(admin.TabularInline):
+    model = BuildRecord
+    extra = 0
+    fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url"]
+
+
+@admin.register(Variant)
+class VariantAdmin(admin.ModelAdmin):
+    form = VariantAdminForm
+    list_display = [
+        "pname", "branch", "library", "backend", "gpu_arch", "cpu_isa", "cuda_version",
+        "python_version", "platform", "status",
+    ]
+    list_filter = ["branch__repository", "branch", "library", "backend", "gpu_arch", "cpu_isa", "platform", "status"]
+    search_fields = ["pname", "use_case", "notes"]
+    list_select_related = ["branch", "gpu_arch", "cpu_isa"]
+    autocomplete_fields = ["depends_on"]
+    readonly_fields = ["computed_pname"]
+    inlines = [BuildRecordInline]
+    fieldsets = [
+        (None, {"fields": ["pname", "computed_pname", "branch", "library", "backend", "status"]}),
+        ("Target", {"fields": ["gpu_arch", "cuda_version", "cpu_isa", "platform", "python_version", "blas"]}),
+        ("Recipe inputs", {"fields": ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]}),
+        ("Description", {"fields": ["use_case", "notes"]}),
+    ]
+
+    @admin.display(description="name composed from the fields")
+    def computed_pname(self, obj):
+        if not obj.pk:
+            return "— (shown after saving)"
+        try:
+            return obj.composed_pname()
+        except naming.InvalidName as exc:
+            return f"cannot compose: {exc}"
+
+
+@admin.register(BuildRecord)
+class BuildRecordAdmin(admin.ModelAdmin):
+    list_display = ["variant", "status", "started_at", "duration_seconds", "host", "commit"]
+    list_filter = ["status", "variant__branch"]
+    search_fields = ["variant__pname", "host", "commit"]
+    list_select_related = ["variant"]
+    autocomplete_fields = ["variant"]
+
+
+@admin.register(DocPage)
+class DocPageAdmin(admin.ModelAdmin):
+    list_display = ["title", "slug", "order", "sources"]
+    search_fields = ["title", "body"]
+
+
+@admin.register(SourceClaim)
+class SourceClaimAdmin(admin.ModelAdmin):
+    list_display = ["key", "kind", "subject", "acknowledged", "source"]
+    list_filter = ["kind", "acknowledged"]
+    search_fields = ["key", "subject", "statement", "resolution"]

@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from catalog.seeding import SeedError, load_catalogue
+
+
+class Command(BaseCommand):
+    help = (
+        "Load (or refresh) the catalogue from fixtures/: architectures, ISAs, branches and their "
+        "variants, seed claims and doc pages. Idempotent; one transaction; nothing is deleted."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--fixtures", help="fixtures folder (default: the project's fixtures/)")
+
+    def handle(self, *args, **options):
+        try:
+            report = load_catalogue(options.get("fixtures"))
+        except SeedError as exc:
+            raise CommandError(f"Nothing was loaded: {exc}") from exc
+        if options["verbosity"] >= 1:
+            for line in report.lines():
+                self.stdout.write(line)
+            self.stdout.write(self.style.SUCCESS(f"Catalogue loaded: {report.changed} rows changed."))

@@ -1,0 +1,555 @@
+"""The catalogue's data.
+
+Validation lives here (`clean`), so the admin, the seed loader and `import-recipes` all enforce
+the same rules. Names are composed and parsed only by `catalog.naming`.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+
+from catalog import hardware, naming
+
+REPOSITORIES = [
+    ("build-pytorch", "build-pytorch"),
+    ("build-torchvision", "build-torchvision"),
+    ("build-torchaudio", "build-torchaudio"),
+]
+# Which libraries a repository's recipes build.
+REPOSITORY_LIBRARIES = {
+    "build-pytorch": {"pytorch", "torchvision", "torchaudio"},
+    "build-torchvision": {"torchvision"},
+    "build-torchaudio": {"torchaudio"},
+}
+LIBRARIES = [("pytorch", "PyTorch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio")]
+BACKENDS = [("cuda", "CUDA"), ("cpu", "CPU only"), ("mps", "Apple MPS")]
+PLATFORMS = [
+    ("x86_64-linux", "x86_64-linux"),
+    ("aarch64-linux", "aarch64-linux"),
+    ("aarch64-darwin", "aarch64-darwin"),
+]
+CPU_ARCHES = [("x86_64", "x86_64"), ("aarch64", "aarch64")]
+BLAS_CHOICES = [
+    ("cublas", "cuBLAS (OpenBLAS host-side)"),
+    ("openblas", "OpenBLAS"),
+    ("mkl", "Intel MKL"),
+    ("veclib", "vecLib (Accelerate)"),
+]
+BACKEND_BLAS = {"cuda": {"cublas"}, "cpu": {"openblas", "mkl"}, "mps": {"veclib"}}
+STATUSES = [
+    ("planned", "Planned"),
+    ("recipe", "Recipe"),
+    ("building", "Building"),
+    ("built", "Built"),
+    ("failed", "Failed"),
+    ("published", "Published"),
+]
+# Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
+DISABLEABLE_FEATURES = ("cudnn", "fbgemm", "mkldnn", "nnpack")
+# cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
+CUDNN_DROPS_PRE_TURING_FROM = (9, 11)
+CUDNN_MIN_COMPUTE_CAPABILITY = (7, 5)
+
+
+def _list_of_strings(value, field):
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValidationError({field: "Enter a list of non-empty strings."})
+
+
+class GpuArchitecture(models.Model):
+    sm = models.SlugField("SM", max_length=8, unique=True, help_text="e.g. sm90")
+    arch_number = models.PositiveSmallIntegerField(
+        editable=False, help_text="90 for sm90: gpuArchNum in the recipes; orders the list"
+    )
+    compute_capability = models.CharField(max_length=5, help_text='e.g. "9.0"')
+    name = models.CharField("family name", max_length=60, help_text='e.g. "Hopper"')
+    label = models.CharField(max_length=60, help_text='matrix row label, e.g. "Ampere DC"')
+    description = models.CharField(
+        max_length=120, help_text='recipe description, e.g. "NVIDIA Hopper (H100, L40S)"'
+    )
+    short_models = models.CharField(
+        max_length=60, help_text='models in variant use cases, e.g. "H100/L40S"'
+    )
+    min_driver = models.PositiveIntegerField(help_text="minimum NVIDIA driver major version")
+    min_cuda = models.CharField("minimum CUDA", max_length=10)
+    max_cuda = models.CharField(
+        "last CUDA", max_length=10, blank=True, help_text="newest CUDA that still targets it"
+    )
+    features = models.TextField(blank=True)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["arch_number"]
+        verbose_name = "GPU architecture"
+
+    def __str__(self):
+        return f"{self.sm.upper()} ({self.name})"
+
+    def get_absolute_url(self):
+        return reverse("catalog:architecture", args=[self.sm])
+
+    @property
+    def cc_tuple(self):
+        return naming.version_key(self.compute_capability)
+
+    @property
+    def needs_cudnn_off(self):
+        return self.cc_tuple < CUDNN_MIN_COMPUTE_CAPABILITY
+
+    def supports_cuda(self, cuda_version):
+        v = naming.version_key(cuda_version)[:2]
+        if v < naming.version_key(self.min_cuda)[:2]:
+            return False
+        return not (self.max_cuda and v > naming.version_key(self.max_cuda)[:2])
+
+    def clean(self):
+        try:
+            number = naming.sm_number(self.sm)
+        except naming.InvalidName as exc:
+            raise ValidationError({"sm": str(exc)}) from exc
+        self.arch_number = int(number)
+        if naming.compute_capability_from_sm(self.sm) != self.compute_capability:
+            raise ValidationError(
+                {
+                    "compute_capability": f"{self.sm} is compute capability "
+                    f"{naming.compute_capability_from_sm(self.sm)}, not {self.compute_capability}."
+                }
+            )
+        for field in ("min_cuda", "max_cuda"):
+            value = getattr(self, field)
+            if value and len(naming.version_key(value)) < 2:
+                raise ValidationError({field: f"{value!r} is not a CUDA version like 12.8."})
+
+    def save(self, *args, **kwargs):
+        self.arch_number = int(naming.sm_number(self.sm))
+        super().save(*args, **kwargs)
+
+
+class GpuModel(models.Model):
+    name = models.CharField(max_length=80, unique=True, help_text='e.g. "H100"')
+    aliases = models.JSONField(
+        default=list, blank=True, help_text='other spellings, e.g. ["NVIDIA H100 80GB HBM3"]'
+    )
+    architecture = models.ForeignKey(
+        GpuArchitecture, on_delete=models.CASCADE, related_name="models"
+    )
+    segment = models.CharField(max_length=40, blank=True, help_text="Consumer, Datacenter, …")
+
+    class Meta:
+        ordering = ["architecture__arch_number", "name"]
+        verbose_name = "GPU model"
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        _list_of_strings(self.aliases, "aliases")
+
+
+class CpuIsa(models.Model):
+    slug = models.SlugField(max_length=20, unique=True)
+    label = models.CharField(max_length=30, help_text='e.g. "AVX-512 BF16"')
+    description = models.CharField(
+        max_length=60, help_text='recipe description, e.g. "AVX-512 with BF16"'
+    )
+    arch = models.CharField(max_length=10, choices=CPU_ARCHES)
+    rank = models.PositiveSmallIntegerField(
+        default=0, help_text="order within its architecture, oldest hardware first"
+    )
+    compiler_flags = models.JSONField(default=list, help_text="as in the recipes' cpuFlags")
+    required_features = models.JSONField(
+        default=list, help_text="CPU feature names (/proc/cpuinfo) a machine needs to run it"
+    )
+    hardware = models.TextField(blank=True)
+    use_for = models.TextField(blank=True)
+    not_for = models.TextField(blank=True)
+    choose_when = models.TextField(blank=True)
+    detection = models.TextField(blank=True)
+    disabled_libraries = models.JSONField(
+        default=list, blank=True, help_text="libraries its recipes switch off, e.g. fbgemm"
+    )
+    cpu_use_case = models.CharField(
+        max_length=80, blank=True, help_text="use case of its CPU-only variants"
+    )
+    gpu_pairing = models.CharField(
+        max_length=60, blank=True, help_text='how GPU variants describe it, e.g. "INT8 inference"'
+    )
+
+    class Meta:
+        ordering = ["arch", "rank"]
+        verbose_name = "CPU ISA"
+
+    def __str__(self):
+        return self.label
+
+    def get_absolute_url(self):
+        return reverse("catalog:isa", args=[self.slug])
+
+    @property
+    def linux_platform(self):
+        return f"{self.arch}-linux"
+
+    def clean(self):
+        _list_of_strings(self.compiler_flags, "compiler_flags")
+        _list_of_strings(self.required_features, "required_features")
+        if not isinstance(self.disabled_libraries, list) or not set(
+            self.disabled_libraries
+        ) <= set(DISABLEABLE_FEATURES):
+            raise ValidationError(
+                {"disabled_libraries": f"Choose from {', '.join(DISABLEABLE_FEATURES)}."}
+            )
+        try:
+            needed = hardware.features_required_by(self.compiler_flags)
+        except hardware.UnknownFlag as exc:
+            raise ValidationError({"compiler_flags": str(exc)}) from exc
+        missing = needed - set(self.required_features)
+        if missing:
+            raise ValidationError(
+                {
+                    "required_features": "The compiler flags need "
+                    f"{', '.join(sorted(missing))}; list every feature the flags require."
+                }
+            )
+
+
+class Branch(models.Model):
+    repository = models.CharField(max_length=40, choices=REPOSITORIES)
+    name = models.CharField(max_length=60)
+    pytorch_version = models.CharField("PyTorch", max_length=20)
+    torchvision_version = models.CharField("torchvision", max_length=20, blank=True)
+    python_version = models.CharField("Python", max_length=6)
+    vllm_version = models.CharField(
+        "vLLM", max_length=20, blank=True, help_text="the vLLM release whose nixpkgs pin it shares"
+    )
+    cuda_versions = models.JSONField(
+        "CUDA", default=list, help_text='as the seeds state them, newest first, e.g. ["12.9", "12.8"]'
+    )
+    cudnn_version = models.CharField("cuDNN", max_length=20, blank=True)
+    min_driver = models.PositiveIntegerField(null=True, blank=True)
+    nixpkgs_pin = models.CharField(
+        max_length=40, blank=True, help_text="nixpkgs commit (full where known); empty = TBD"
+    )
+    purpose = models.TextField(blank=True)
+    key_additions = models.CharField(max_length=200, blank=True)
+    is_default = models.BooleanField(default=False)
+    preference = models.PositiveSmallIntegerField(
+        default=50, help_text="lower = preferred when several branches fit"
+    )
+    pytorch_branch = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="companion_branches",
+        help_text="for build-torchvision: the build-pytorch branch its PyTorch matches",
+    )
+    stated_variant_count = models.PositiveIntegerField(null=True, blank=True)
+    default_status = models.CharField(
+        max_length=10, choices=STATUSES, default="recipe", help_text="status of newly seeded variants"
+    )
+    derivation = models.TextField(
+        blank=True, help_text="how the variant list follows from what the seeds state"
+    )
+
+    class Meta:
+        ordering = ["repository", "preference", "name"]
+        verbose_name_plural = "branches"
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "name"], name="branch_unique_per_repo")
+        ]
+
+    def __str__(self):
+        return f"{self.repository}:{self.name}"
+
+    def get_absolute_url(self):
+        return reverse("catalog:branch", args=[self.repository, self.name])
+
+    @property
+    def cuda_major_minors(self):
+        return [naming.cuda_major_minor(v) for v in self.cuda_versions]
+
+    @property
+    def nixpkgs_url(self):
+        if not self.nixpkgs_pin:
+            return ""
+        return f"https://github.com/NixOS/nixpkgs/tree/{self.nixpkgs_pin}"
+
+    @property
+    def cudnn_drops_pre_turing(self):
+        """Whether this branch's cuDNN no longer supports compute capability < 7.5.
+
+        "9.x" and "TBD" are treated as current cuDNN, i.e. without pre-Turing support."""
+        key = naming.version_key(self.cudnn_version)
+        return len(key) < 2 or key[:2] >= CUDNN_DROPS_PRE_TURING_FROM
+
+    def clean(self):
+        if not isinstance(self.cuda_versions, list) or not self.cuda_versions:
+            raise ValidationError({"cuda_versions": "List at least one CUDA version."})
+        for version in self.cuda_versions:
+            if len(naming.version_key(version)) < 2:
+                raise ValidationError({"cuda_versions": f"{version!r} is not a CUDA version."})
+        if len(naming.version_key(self.python_version)) != 2:
+            raise ValidationError({"python_version": "Enter a Python version like 3.13."})
+        if self.pytorch_branch_id and self.pytorch_branch.repository != "build-pytorch":
+            raise ValidationError({"pytorch_branch": "Choose a build-pytorch branch."})
+
+
+class Variant(models.Model):
+    pname = models.CharField(max_length=120, help_text="composed from the fields below")
+    branch = models.ForeignKey(Branch, on_delete=models.CASCADE, related_name="variants")
+    library = models.CharField(max_length=20, choices=LIBRARIES)
+    backend = models.CharField(max_length=10, choices=BACKENDS)
+    cuda_version = models.CharField("CUDA", max_length=10, blank=True)
+    gpu_arch = models.ForeignKey(
+        GpuArchitecture, null=True, blank=True, on_delete=models.PROTECT, related_name="variants"
+    )
+    cpu_isa = models.ForeignKey(
+        CpuIsa, null=True, blank=True, on_delete=models.PROTECT, related_name="variants"
+    )
+    platform = models.CharField(max_length=20, choices=PLATFORMS)
+    python_version = models.CharField("Python", max_length=6)
+    blas = models.CharField("BLAS", max_length=10, choices=BLAS_CHOICES)
+    status = models.CharField(max_length=10, choices=STATUSES, default="recipe")
+    depends_on = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="companions",
+        help_text="the PyTorch variant a torchvision/torchaudio variant is built against",
+    )
+    use_case = models.CharField(max_length=120, blank=True)
+    notes = models.TextField(blank=True)
+    disabled_features = models.JSONField(
+        default=list, blank=True, help_text=f"switched off in the recipe: {', '.join(DISABLEABLE_FEATURES)}"
+    )
+    extra_cmake_flags = models.JSONField(default=list, blank=True)
+    metadata_rev = models.PositiveIntegerField(
+        default=1, help_text="the .metadata-rev marker; bump it for metadata-only changes"
+    )
+
+    class Meta:
+        ordering = ["branch__repository", "branch__preference", "library", "pname"]
+        constraints = [
+            models.UniqueConstraint(fields=["branch", "pname"], name="variant_unique_per_branch"),
+        ]
+        indexes = [models.Index(fields=["status"]), models.Index(fields=["pname"])]
+
+    def __str__(self):
+        return self.pname
+
+    def get_absolute_url(self):
+        return reverse(
+            "catalog:variant", args=[self.branch.repository, self.branch.name, self.pname]
+        )
+
+    def composed_pname(self):
+        return naming.compose(
+            self.library,
+            self.python_version,
+            self.backend,
+            self.cuda_version,
+            self.gpu_arch.sm if self.gpu_arch_id else "",
+            self.cpu_isa.slug if self.cpu_isa_id else "",
+        )
+
+    def required_disabled_features(self):
+        """What the hardware rules force off: the ISA's list, and cuDNN below SM75."""
+        needed = set(self.cpu_isa.disabled_libraries) if self.cpu_isa_id else set()
+        if (
+            self.backend == "cuda"
+            and self.gpu_arch_id
+            and self.gpu_arch.needs_cudnn_off
+            and self.branch.cudnn_drops_pre_turing
+        ):
+            needed.add("cudnn")
+        return needed
+
+    def clean(self):
+        errors = {}
+
+        def err(field, message):
+            errors.setdefault(field, []).append(message)
+
+        if not self.branch_id:
+            raise ValidationError({"branch": "Choose a branch."})
+        branch = self.branch
+        if self.library not in REPOSITORY_LIBRARIES.get(branch.repository, set()):
+            err("library", f"{branch.repository} does not build {self.library}.")
+        if self.python_version != branch.python_version:
+            err(
+                "python_version",
+                f"{branch} builds Python {branch.python_version}, not {self.python_version}.",
+            )
+
+        # Backend shape: which of architecture / ISA / CUDA a variant has.
+        if self.backend == "cuda":
+            if not self.gpu_arch_id:
+                err("gpu_arch", "A CUDA variant needs a GPU architecture.")
+            if not self.cpu_isa_id:
+                err("cpu_isa", "A CUDA variant needs a CPU ISA.")
+            if not self.cuda_version:
+                err("cuda_version", "A CUDA variant needs a CUDA version.")
+        else:
+            if self.gpu_arch_id:
+                err("gpu_arch", f"A {self.get_backend_display()} variant has no GPU architecture.")
+            if self.cuda_version:
+                err("cuda_version", f"A {self.get_backend_display()} variant has no CUDA version.")
+            if self.backend == "cpu" and not self.cpu_isa_id:
+                err("cpu_isa", "A CPU-only variant needs a CPU ISA.")
+            if self.backend == "mps" and self.cpu_isa_id:
+                err("cpu_isa", "The Apple MPS variant has no CPU ISA.")
+
+        # Platform follows the ISA (or MPS).
+        if self.backend == "mps":
+            if self.platform != "aarch64-darwin":
+                err("platform", "MPS variants run only on aarch64-darwin.")
+        elif self.cpu_isa_id and self.platform != self.cpu_isa.linux_platform:
+            err(
+                "platform",
+                f"{self.cpu_isa.label} is an {self.cpu_isa.arch} ISA, so the platform must be "
+                f"{self.cpu_isa.linux_platform}, not {self.platform}.",
+            )
+
+        if self.blas and self.blas not in BACKEND_BLAS.get(self.backend, set()):
+            err("blas", f"{self.get_blas_display()} is not a BLAS for {self.get_backend_display()} builds.")
+
+        # CUDA: one of the branch's versions, and one that can target the architecture.
+        if self.backend == "cuda" and self.cuda_version:
+            if len(naming.version_key(self.cuda_version)) != 2:
+                err("cuda_version", "Enter the CUDA version as MAJOR.MINOR, e.g. 12.8.")
+            else:
+                if self.cuda_version not in branch.cuda_major_minors:
+                    err(
+                        "cuda_version",
+                        f"{branch} builds CUDA {', '.join(branch.cuda_versions)}, not {self.cuda_version}.",
+                    )
+                if self.gpu_arch_id and not self.gpu_arch.supports_cuda(self.cuda_version):
+                    arch = self.gpu_arch
+                    limit = f"needs CUDA ≥ {arch.min_cuda}"
+                    if arch.max_cuda:
+                        limit += f" and ≤ {arch.max_cuda}"
+                    err("cuda_version", f"{arch.sm.upper()} {limit}; CUDA {self.cuda_version} cannot build it.")
+
+        features = self.disabled_features
+        if not isinstance(features, list) or not set(features) <= set(DISABLEABLE_FEATURES):
+            err("disabled_features", f"Choose from {', '.join(DISABLEABLE_FEATURES)}.")
+        elif not errors.get("gpu_arch") and not errors.get("cpu_isa"):
+            missing = self.required_disabled_features() - set(features)
+            if missing:
+                err(
+                    "disabled_features",
+                    "The hardware rules require these switched off: "
+                    f"{', '.join(sorted(missing))} (cuDNN ≥ 9.11 has no SM < 7.5 support; "
+                    "FBGEMM, MKLDNN and NNPACK need AVX2).",
+                )
+        if not isinstance(self.extra_cmake_flags, list):
+            err("extra_cmake_flags", "Enter a list of flags.")
+
+        # Companions link to the PyTorch they are built against.
+        if self.library == "pytorch":
+            if self.depends_on_id:
+                err("depends_on", "A PyTorch variant does not depend on another variant.")
+        elif not self.depends_on_id:
+            err("depends_on", f"A {self.library} variant must name the PyTorch variant it is built against.")
+        else:
+            dep = self.depends_on
+            if dep.library != "pytorch":
+                err("depends_on", f"{dep.pname} is not a PyTorch variant.")
+            mismatched = [
+                label
+                for label, mine, theirs in (
+                    ("backend", self.backend, dep.backend),
+                    ("GPU architecture", self.gpu_arch_id, dep.gpu_arch_id),
+                    ("CPU ISA", self.cpu_isa_id, dep.cpu_isa_id),
+                    ("CUDA version", self.cuda_version, dep.cuda_version),
+                    ("Python version", self.python_version, dep.python_version),
+                )
+                if mine != theirs
+            ]
+            if mismatched:
+                err(
+                    "depends_on",
+                    f"{dep.pname} differs in {', '.join(mismatched)}; a companion must match its PyTorch.",
+                )
+
+        if not errors:
+            try:
+                expected = self.composed_pname()
+            except naming.InvalidName as exc:
+                err("pname", str(exc))
+            else:
+                if self.pname != expected:
+                    err("pname", f"The fields compose the name {expected!r}, not {self.pname!r}.")
+        if errors:
+            raise ValidationError(errors)
+
+
+class BuildRecord(models.Model):
+    STATUSES = [("building", "Building"), ("built", "Built"), ("failed", "Failed")]
+    variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="builds")
+    status = models.CharField(max_length=10, choices=STATUSES)
+    started_at = models.DateTimeField()
+    duration_seconds = models.PositiveIntegerField(null=True, blank=True)
+    host = models.CharField(max_length=120, blank=True)
+    commit = models.CharField(max_length=40, blank=True)
+    log_url = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["variant", "-started_at"])]
+
+    def __str__(self):
+        return f"{self.variant.pname} {self.status} {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class DocPage(models.Model):
+    slug = models.SlugField(max_length=60, unique=True)
+    title = models.CharField(max_length=120)
+    summary = models.CharField(max_length=240, blank=True)
+    body = models.TextField(help_text="Markdown")
+    order = models.PositiveSmallIntegerField(default=100)
+    sources = models.CharField(max_length=200, blank=True, help_text="seed documents it draws on")
+
+    class Meta:
+        ordering = ["order", "slug"]
+        verbose_name = "doc page"
+
+    def __str__(self):
+        return self.title
+
+    def get_absolute_url(self):
+        return reverse("catalog:doc", args=[self.slug])
+
+
+class SourceClaim(models.Model):
+    """Something a seed document states that the catalogue can check, or a known contradiction.
+
+    The audit evaluates each claim against the catalogue; a claim that does not hold is a
+    finding. `acknowledged` marks a finding as known and recorded (with its resolution)."""
+
+    KINDS = [
+        ("cpu-generation", "CPU generation has the ISA's features"),
+        ("architecture", "GPU architecture field"),
+        ("gpu-model", "GPU model's architecture"),
+        ("count", "branch variant count"),
+        ("name", "package name exists"),
+        ("isa-slug", "ISA slug"),
+        ("isa-flags", "ISA compiler flags"),
+        ("statement", "contradiction between statements"),
+    ]
+    key = models.SlugField(max_length=80, unique=True)
+    kind = models.CharField(max_length=20, choices=KINDS)
+    subject = models.CharField(max_length=80, help_text='e.g. "isa:armv9", "arch:sm121"')
+    statement = models.TextField(help_text="what the source says")
+    source = models.CharField(max_length=200, help_text="seed document and section")
+    criteria = models.JSONField(default=dict, blank=True, help_text="what the audit compares (by kind)")
+    resolution = models.TextField(blank=True, help_text="what the catalogue does instead, and why")
+    acknowledged = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["kind", "key"]
+
+    def __str__(self):
+        return self.key

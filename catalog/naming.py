@@ -1,0 +1,160 @@
+"""The one place that composes and parses package names.
+
+Names follow the build repos' convention (RECIPE_TEMPLATE.md):
+
+    {library}-python{PY}-cuda{MAJOR}_{MINOR}-{sm}-{isa}   CUDA builds
+    {library}-python{PY}-cpu-{isa}                         CPU-only builds
+    {library}-python{PY}-darwin-mps                        Apple Silicon (MPS)
+
+Export, import, pages, the wizard and the audit all go through this module, so a name means
+the same thing everywhere. Pure Python: no Django import.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LIBRARIES = ("pytorch", "torchvision", "torchaudio")
+BACKENDS = ("cuda", "cpu", "mps")
+
+_NAME_RE = re.compile(
+    r"^(?P<library>pytorch|torchvision|torchaudio)"
+    r"-python(?P<py>3\d{1,2})"
+    r"-(?:"
+    r"cuda(?P<cuda_major>\d{1,2})_(?P<cuda_minor>\d{1,2})-(?P<sm>sm\d{2,3})-(?P<isa_gpu>[a-z0-9_]+)"
+    r"|cpu-(?P<isa_cpu>[a-z0-9_]+)"
+    r"|(?P<mps>darwin-mps)"
+    r")$"
+)
+
+
+class InvalidName(ValueError):
+    """A package name (or a part of one) that does not follow the convention."""
+
+
+@dataclass(frozen=True)
+class NameParts:
+    library: str
+    python_version: str  # "3.13"
+    backend: str  # cuda | cpu | mps
+    cuda_version: str = ""  # "12.8" for CUDA builds, "" otherwise
+    sm: str = ""  # "sm90" for CUDA builds, "" otherwise
+    isa: str = ""  # "avx512", "" for MPS
+
+
+def python_tag(python_version: str) -> str:
+    """'3.13' -> 'python313'."""
+    major, minor = _split_version(python_version, "Python")
+    return f"python{major}{minor}"
+
+
+def cuda_tag(cuda_version: str) -> str:
+    """'12.8' (or '12.8.1') -> 'cuda12_8'."""
+    major, minor = _split_version(cuda_version, "CUDA")
+    return f"cuda{major}_{minor}"
+
+
+def cuda_major_minor(cuda_version: str) -> str:
+    """'12.9.1' -> '12.9'."""
+    major, minor = _split_version(cuda_version, "CUDA")
+    return f"{major}.{minor}"
+
+
+def _split_version(version: str, what: str) -> tuple[int, int]:
+    parts = str(version).strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise InvalidName(f"{what} version {version!r} is not of the form MAJOR.MINOR")
+    return int(parts[0]), int(parts[1])
+
+
+def compose(
+    library: str,
+    python_version: str,
+    backend: str,
+    cuda_version: str = "",
+    sm: str = "",
+    isa: str = "",
+) -> str:
+    """Compose a package name from a variant's fields."""
+    if library not in LIBRARIES:
+        raise InvalidName(f"unknown library {library!r}; expected one of {', '.join(LIBRARIES)}")
+    prefix = f"{library}-{python_tag(python_version)}"
+    if backend == "cuda":
+        if not (cuda_version and sm and isa):
+            raise InvalidName("a CUDA build needs a CUDA version, a GPU architecture and a CPU ISA")
+        return f"{prefix}-{cuda_tag(cuda_version)}-{sm}-{isa}"
+    if backend == "cpu":
+        if not isa:
+            raise InvalidName("a CPU build needs a CPU ISA")
+        return f"{prefix}-cpu-{isa}"
+    if backend == "mps":
+        return f"{prefix}-darwin-mps"
+    raise InvalidName(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def parse(pname: str) -> NameParts:
+    """Parse a package name back into its parts; raises InvalidName with a reason."""
+    match = _NAME_RE.match(pname or "")
+    if not match:
+        raise InvalidName(
+            f"{pname!r} does not follow <library>-python<NN>-(cuda<M>_<m>-<sm>-<isa>|cpu-<isa>|darwin-mps)"
+        )
+    py = match["py"]
+    python_version = f"{py[0]}.{py[1:]}"
+    if match["mps"]:
+        return NameParts(match["library"], python_version, "mps")
+    if match["isa_cpu"]:
+        return NameParts(match["library"], python_version, "cpu", isa=match["isa_cpu"])
+    return NameParts(
+        match["library"],
+        python_version,
+        "cuda",
+        cuda_version=f"{int(match['cuda_major'])}.{int(match['cuda_minor'])}",
+        sm=match["sm"],
+        isa=match["isa_gpu"],
+    )
+
+
+def compose_parts(parts: NameParts) -> str:
+    return compose(
+        parts.library, parts.python_version, parts.backend, parts.cuda_version, parts.sm, parts.isa
+    )
+
+
+def sm_number(sm: str) -> str:
+    """'sm90' -> '90' (gpuArchNum in the recipes)."""
+    if not re.fullmatch(r"sm\d{2,3}", sm or ""):
+        raise InvalidName(f"{sm!r} is not a GPU architecture slug like 'sm90'")
+    return sm[2:]
+
+
+def sm_underscore(sm: str) -> str:
+    """'sm90' -> 'sm_90' (gpuArchSM / TORCH_CUDA_ARCH_LIST in the recipes)."""
+    return f"sm_{sm_number(sm)}"
+
+
+def sm_from_compute_capability(cc: str) -> str:
+    """'9.0' -> 'sm90', '12.1' -> 'sm121'."""
+    major, minor = _split_version(cc, "compute capability")
+    return f"sm{major}{minor}"
+
+
+def compute_capability_from_sm(sm: str) -> str:
+    """'sm90' -> '9.0', 'sm121' -> '12.1'."""
+    number = sm_number(sm)
+    return f"{number[:-1]}.{number[-1]}"
+
+
+def recipe_path(pname: str) -> str:
+    """Where a variant's recipe lives inside a build repo checkout."""
+    return f".flox/pkgs/{pname}.nix"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """'12.9.1' -> (12, 9, 1) for ordering and comparing versions; non-numeric parts stop it."""
+    key = []
+    for part in str(version).strip().split("."):
+        if not part.isdigit():
+            break
+        key.append(int(part))
+    return tuple(key)
