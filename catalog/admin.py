@@ -1,8 +1,9 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from catalog import naming
 from catalog.models import (
+    ApiToken,
     Branch,
     BuildRecord,
     CpuIsa,
@@ -146,3 +147,42 @@ class SourceClaimAdmin(admin.ModelAdmin):
     list_display = ["key", "kind", "subject", "acknowledged", "source"]
     list_filter = ["kind", "acknowledged"]
     search_fields = ["key", "subject", "statement", "resolution"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens for POST /api/builds. The secret is shown once, in the message after "Save";
+    only its SHA-256 is stored, so a lost secret means a new token."""
+
+    list_display = ["name", "user", "created", "last_used", "revoked"]
+    list_filter = ["revoked"]
+    search_fields = ["name", "user__username"]
+    list_select_related = ["user"]
+    fields = ["user", "name", "revoked", "created", "last_used"]
+    readonly_fields = ["created", "last_used"]
+    actions = ["revoke"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A token's owner is fixed once it exists: issue a new token for another user.
+        return [*self.readonly_fields, "user"] if obj else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            import secrets
+
+            secret = ApiToken.PREFIX + secrets.token_urlsafe(32)
+            obj.key_hash = ApiToken.hash_secret(secret)
+            super().save_model(request, obj, form, change)
+            self.message_user(
+                request,
+                f"The token's secret is {secret} — copy it now; it is stored hashed and will "
+                "not be shown again. Send it as 'Authorization: Bearer <secret>'.",
+                messages.WARNING,
+            )
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        count = queryset.update(revoked=True)
+        self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)

@@ -5,6 +5,7 @@ the same rules. Names are composed and parsed only by `catalog.naming`.
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
@@ -553,3 +554,44 @@ class SourceClaim(models.Model):
 
     def __str__(self):
         return self.key
+
+
+class ApiToken(models.Model):
+    """A per-user token for the build API (`Authorization: Bearer <secret>`).
+
+    Only the SHA-256 of the secret is stored; the secret itself is shown once, when the token
+    is created in the admin. A request acts with its user's permissions; a revoked token is
+    refused."""
+
+    PREFIX = "vc_"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=80, help_text='what uses it, e.g. "CI on builder-01"')
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self):
+        return f"{self.name} ({self.user})"
+
+    @staticmethod
+    def hash_secret(secret: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @classmethod
+    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+        """Create a token and return it with its secret (which is not stored)."""
+        import secrets
+
+        secret = cls.PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(user=user, name=name, key_hash=cls.hash_secret(secret))
+        return token, secret

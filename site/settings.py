@@ -1,30 +1,64 @@
 """Settings for the variant catalogue.
 
 Everything that differs between a laptop and a deployment comes from the environment;
-the defaults are for local development on SQLite.
+the defaults are for local development on SQLite (DEBUG on, a fixed development key).
+
+Production (DJANGO_DEBUG=0) refuses to start without a real DJANGO_SECRET_KEY.
+
+| variable | meaning | default |
+|---|---|---|
+| DJANGO_DEBUG | 1/0 | 1 (development) |
+| DJANGO_SECRET_KEY | the signing key; required, ≥ 50 characters, when DEBUG is off | a development key |
+| DJANGO_ALLOWED_HOSTS | comma-separated host names | 127.0.0.1,localhost,testserver |
+| DATABASE_URL | e.g. postgres://user:pass@127.0.0.1:5432/catalogue | sqlite:///db.sqlite3 |
+| DJANGO_HTTPS | 1 when the site is served over HTTPS: secure cookies, HSTS, redirect | on when DEBUG is off |
+| DJANGO_PROXY_SSL_HEADER | 1 behind a TLS-terminating proxy that sets X-Forwarded-Proto | 0 |
+| DJANGO_CSRF_TRUSTED_ORIGINS | comma-separated origins (https://catalogue.example.org) | none |
+| DJANGO_HSTS_SECONDS | HSTS max-age when DJANGO_HTTPS is on | 31536000 |
 """
 import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEV_SECRET_KEY = "dev-only-insecure-key-do-not-deploy"
 
 
 def env_bool(name, default=False):
     value = os.environ.get(name)
-    if value is None:
+    if value is None or not value.strip():
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_list(name, default=""):
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
 DEBUG = env_bool("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-do-not-deploy")
-ALLOWED_HOSTS = [
-    h.strip()
-    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
-    if h.strip()
-]
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or DEV_SECRET_KEY
+
+if not DEBUG:
+    # Django's own check (security.W009) only warns; a production process must not start at all.
+    if (
+        SECRET_KEY == DEV_SECRET_KEY
+        or SECRET_KEY.startswith("django-insecure")
+        or "insecure" in SECRET_KEY.lower()
+        or len(SECRET_KEY) < 50
+        or len(set(SECRET_KEY)) < 5
+    ):
+        raise ImproperlyConfigured(
+            "DJANGO_DEBUG is off but DJANGO_SECRET_KEY is missing, the development default, or "
+            "insecure: set DJANGO_SECRET_KEY to a random value of at least 50 characters "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+        )
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -37,6 +71,7 @@ INSTALLED_APPS = [
     "django_filters",
     "django_htmx",
     "template_partials",
+    "csp",
     "catalog",
 ]
 
@@ -49,6 +84,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -77,6 +113,23 @@ DATABASES = {
         conn_max_age=60,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        # Take the write lock when a transaction starts, and wait for it, so that concurrent
+        # writers (record-build from several CI jobs) queue instead of failing with
+        # "database is locked" on a read-to-write upgrade.
+        transaction_mode="IMMEDIATE",
+        timeout=20,
+    )
+    # Tests run on a file, not in memory, so that threads and the live server hold real,
+    # separate connections (the concurrency tests need that); one file per test process, so
+    # several test runs in one checkout never share it.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.path.join(
+            os.environ.get("TMPDIR", "/tmp"), f"catalogue-test-{os.getpid()}.sqlite3"
+        )
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -101,3 +154,51 @@ STORAGES = {
 
 # Where the loader finds the catalogue's source data.
 CATALOGUE_FIXTURES_DIR = BASE_DIR / "fixtures"
+
+# --- Security -------------------------------------------------------------------------------
+# Headers sent on every response (SecurityMiddleware, XFrameOptionsMiddleware, CSPMiddleware).
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+
+# Content-Security-Policy: everything from our own origin, no inline script, no eval.
+# htmx is served from static/ and configured by a <meta name="htmx-config"> tag
+# (includeIndicatorStyles: false), so it needs neither inline styles nor eval.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# HTTPS: on by default in production; DJANGO_HTTPS=0 for a plain-HTTP deployment on a trusted
+# network (check --deploy then warns, as it should).
+HTTPS = env_bool("DJANGO_HTTPS", not DEBUG)
+if HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
+# Behind a TLS-terminating reverse proxy that sets X-Forwarded-Proto (and strips it from clients).
+if env_bool("DJANGO_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
+}

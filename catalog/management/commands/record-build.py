@@ -1,0 +1,72 @@
+"""record-build: add a BuildRecord to a variant and update its status (catalog.services).
+
+Exit codes: 0 recorded; 1 (CommandError) unknown variant or bad input — nothing written.
+"""
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.dateparse import parse_datetime
+
+from catalog import services
+
+
+def _non_negative_int(value):
+    try:
+        number = int(value)
+    except ValueError:
+        raise CommandError(f"--duration must be a whole number of seconds, not {value!r}.") from None
+    if number < 0:
+        raise CommandError("--duration must be 0 or more seconds.")
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Record a build of a variant: adds a build record and sets the variant's status. "
+        "Example: record-build pytorch-python313-cpu-avx2 --repository build-pytorch "
+        "--branch main --status built --duration 3600"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("pname", help="the variant's package name")
+        parser.add_argument("--repository", required=True, help="e.g. build-pytorch")
+        parser.add_argument("--branch", required=True, help="e.g. main")
+        parser.add_argument("--status", required=True, choices=services.BUILD_STATUSES)
+        parser.add_argument("--duration", help="build time in seconds")
+        parser.add_argument("--log-url", default="", help="link to the build log")
+        parser.add_argument("--commit", default="", help="the build repository's commit")
+        parser.add_argument("--host", default="", help="the machine that built it")
+        parser.add_argument("--started-at", help="ISO 8601 start time (default: now)")
+
+    def handle(self, *args, **options):
+        started_at = None
+        if options["started_at"]:
+            try:
+                started_at = parse_datetime(options["started_at"])
+            except ValueError:
+                started_at = None
+            if started_at is None:
+                raise CommandError("--started-at must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z.")
+        duration = _non_negative_int(options["duration"]) if options["duration"] is not None else None
+        try:
+            record = services.record_build(
+                repository=options["repository"],
+                branch=options["branch"],
+                pname=options["pname"],
+                status=options["status"],
+                duration_seconds=duration,
+                log_url=options["log_url"],
+                commit=options["commit"],
+                host=options["host"],
+                started_at=started_at,
+            )
+        except services.UnknownVariant as exc:
+            raise CommandError(f"{exc} Nothing was recorded.") from None
+        except ValidationError as exc:
+            messages = " ".join(exc.messages)
+            raise CommandError(f"{messages} Nothing was recorded.") from None
+        if options["verbosity"] >= 1:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Recorded build {record.pk}: {record.variant.pname} is {record.variant.status}."
+                )
+            )
