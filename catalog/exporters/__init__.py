@@ -1,0 +1,5 @@
+"""Pure functions from catalogue data to file contents: Nix recipes and Markdown docs.
+
+No file I/O here; `catalog.recipe_sync` decides where the contents go.
+"""
+from .nix import render_recipe  # noqa: F401

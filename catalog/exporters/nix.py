@@ -1,0 +1,414 @@
+"""Render a variant's `.flox/pkgs/<pname>.nix` recipe from catalogue data (no file I/O).
+
+Families follow the seeds' recipes: a CUDA build is the two-stage override of 001's example
+(`.override { cudaSupport; gpuTargets }` then `.overrideAttrs`) on the branch's pinned nixpkgs
+as in 003; a CPU build is 002's template (CUDA inputs filtered out, OpenBLAS); Darwin MPS uses
+vecLib; companions either import their PyTorch recipe from the same checkout (build-pytorch) or
+build a matching custom PyTorch first (build-torchvision, 003). Per-family choices come from
+`profiles`.
+"""
+from __future__ import annotations
+
+import re
+
+from catalog import naming
+from catalog.models import DISABLEABLE_FEATURES
+
+from . import profiles as P
+
+FULL_PIN_RE = re.compile(r"^[0-9a-f]{40}$")
+SHORT_PIN_RE = re.compile(r"^[0-9a-f]{7,39}$")
+
+
+# ---------------------------------------------------------------- escaping
+
+def nix_string(text: str) -> str:
+    """A Nix double-quoted string literal: escape \\, " and ${ (and newlines)."""
+    escaped = (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("${", "\\${")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+def nix_indented(text: str) -> str:
+    """Text placed inside a Nix '' string: '' and ${ must be escaped there."""
+    return str(text).replace("''", "'''").replace("${", "''${")
+
+
+def shell_dq(text: str) -> str:
+    """Text placed inside a shell double-quoted string in a build script."""
+    return re.sub(r'([\\"$`])', r"\\\1", str(text))
+
+
+def comment(text: str) -> str:
+    """One comment line's text: newlines would end the comment and run into code."""
+    return " ".join(str(text).split())
+
+
+# ---------------------------------------------------------------- descriptions
+
+def first_model(arch) -> str:
+    return arch.short_models.split("/")[0].strip()
+
+
+def description(variant) -> str:
+    lib = P.LIBRARY_DISPLAY[variant.library]
+    if variant.backend == "cuda":
+        arch, isa = variant.gpu_arch, variant.cpu_isa
+        return f"{lib} for NVIDIA {first_model(arch)} ({arch.sm.upper()}, {arch.label}) + {isa.label}"
+    if variant.backend == "cpu":
+        return f"{lib} CPU-only build optimized for {variant.cpu_isa.description}"
+    return f"{lib} for Apple Silicon (MPS) with vecLib"
+
+
+def long_description(variant) -> list[str]:
+    lib = P.LIBRARY_DISPLAY[variant.library]
+    blas = P.BLAS[variant.blas]
+    family = P.FAMILIES[variant.backend]
+    lines = []
+    if variant.backend == "cuda":
+        arch, isa = variant.gpu_arch, variant.cpu_isa
+        models = ", ".join(m.strip() for m in arch.short_models.split("/"))
+        lines += [
+            f"Custom {lib} build with targeted optimizations:",
+            f"- GPU: NVIDIA {arch.name} architecture ({arch.sm.upper()}) - {models}",
+            f"- CPU: {P.ARCH_DISPLAY[isa.arch]} with {isa.label} instruction set",
+            f"- CUDA: {variant.cuda_version} with compute capability {arch.compute_capability}",
+        ]
+    elif variant.backend == "cpu":
+        lines += [
+            f"Custom {lib} build for CPU-only workloads:",
+            f"- GPU: {family.gpu_line}",
+            f"- CPU: {variant.cpu_isa.description}",
+        ]
+    else:
+        lines += [
+            f"Custom {lib} build for Apple Silicon:",
+            f"- GPU: {family.gpu_line}",
+            "- CPU: Apple Silicon (M1–M4)",
+        ]
+    lines.append(f"- BLAS: {blas.long}")
+    lines.append(f"- Python: {variant.python_version}")
+    disabled = ordered_features(variant.disabled_features)
+    if disabled:
+        lines.append("- Switched off: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled))
+    if variant.depends_on_id:
+        lines.append(f"- Built against: {variant.depends_on.pname}")
+    if variant.backend == "cpu":
+        lines += [
+            "",
+            "This build is suitable for inference, development, and workloads",
+            "that don't require GPU acceleration.",
+        ]
+    return lines
+
+
+def ordered_features(features) -> list[str]:
+    return [f for f in DISABLEABLE_FEATURES if f in set(features or [])]
+
+
+# ---------------------------------------------------------------- pieces
+
+def pin_kind(pin: str) -> str:
+    if FULL_PIN_RE.match(pin or ""):
+        return "full"
+    if SHORT_PIN_RE.match(pin or ""):
+        return "short"
+    return "none"
+
+
+def nixpkgs_var(branch) -> str:
+    return "nixpkgs_env" if pin_kind(branch.nixpkgs_pin) == "none" else "nixpkgs_pinned"
+
+
+def _versions_phrase(variant) -> str:
+    branch = variant.branch
+    parts = [f"PyTorch {branch.pytorch_version}"]
+    if variant.library == "torchvision" and branch.torchvision_version:
+        parts.append(f"TorchVision {branch.torchvision_version}")
+    if variant.backend == "cuda":
+        parts.append(f"CUDA {variant.cuda_version}")
+    return " + ".join(parts)
+
+
+def nixpkgs_binding(variant) -> list[str]:
+    branch = variant.branch
+    var = nixpkgs_var(branch)
+    kind = pin_kind(branch.nixpkgs_pin)
+    cuda = variant.backend == "cuda"
+    config = ["allowUnfree = true;"] + (["cudaSupport = true;"] if cuda else [])
+    body = ["    config = {"] + [f"      {c}" for c in config] + ["    };"]
+    if cuda:
+        body += [
+            "    overlays = [",
+            f"      (final: prev: {{ cudaPackages = final.{P.cuda_packages_attr(variant.cuda_version)}; }})",
+            "    ];",
+        ]
+    if kind == "none":
+        return [
+            "  # nixpkgs: the catalogue records no pinned commit for this branch yet (TBD), so the",
+            "  # recipe uses the build environment's nixpkgs (pkgs.path) with this configuration.",
+            f"  {var} = import pkgs.path {{",
+            "    system = pkgs.stdenv.hostPlatform.system;",
+            *body,
+            "  };",
+        ]
+    lines = [f"  # Pin nixpkgs for reproducible {_versions_phrase(variant)}"]
+    if kind == "short":
+        lines += [
+            f"  # The catalogue records only the short commit {branch.nixpkgs_pin}; GitHub resolves it",
+            "  # while it stays unambiguous. Record the full commit to make the pin exact.",
+        ]
+    url = P.NIXPKGS_ARCHIVE.format(pin=branch.nixpkgs_pin)
+    return lines + [
+        f"  {var} = import (builtins.fetchTarball {{",
+        f"    url = {nix_string(url)};",
+        "  }) {",
+        *body,
+        "  };",
+    ]
+
+
+def target_bindings(variant) -> list[str]:
+    lines = []
+    if variant.backend == "cuda":
+        arch = variant.gpu_arch
+        models = ", ".join(m.strip() for m in arch.short_models.split("/"))
+        lines += [
+            f"  # GPU target: {arch.sm.upper()} ({comment(arch.name)} - {comment(models)})",
+            f"  gpuArchNum = {nix_string(naming.sm_number(arch.sm))};        # CMAKE_CUDA_ARCHITECTURES",
+            f"  gpuArchSM = {nix_string(naming.sm_underscore(arch.sm))};      # gpuTargets",
+            "",
+        ]
+    if variant.cpu_isa_id:
+        isa = variant.cpu_isa
+        flags = list(isa.compiler_flags)
+        width = max(len(nix_string(f)) for f in flags)
+        lines.append(f"  # CPU optimization: {comment(isa.description)}")
+        lines.append("  cpuFlags = [")
+        for flag in flags:
+            literal = nix_string(flag)
+            note = P.FLAG_COMMENTS.get(flag)
+            lines.append(f"    {literal.ljust(width)}  # {comment(note)}" if note else f"    {literal}")
+        lines += ["  ];", ""]
+    return lines
+
+
+def _env_lines(variant, family) -> list[str]:
+    disabled = ordered_features(variant.disabled_features)
+    off_env = {P.FEATURE_ENV[f] for f in disabled}
+    lines = []
+    for name, value in family.base_env:
+        if name in off_env or P.DEPENDENT_ENV.get(name) in disabled:
+            continue
+        lines.append(f"export {name}={value}")
+    blas = P.BLAS[variant.blas]
+    if blas.env:
+        lines.append(f"export BLAS={blas.env}")
+    if disabled:
+        lines.append("# Switched off for this variant: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled))
+        lines += [f"export {P.FEATURE_ENV[f]}=0" for f in disabled]
+    return lines
+
+
+def _flag_exports(variant, np) -> list[str]:
+    if not variant.cpu_isa_id:
+        return []
+    return [
+        f'export CXXFLAGS="${{{np}.lib.concatStringsSep " " cpuFlags}} $CXXFLAGS"',
+        f'export CFLAGS="${{{np}.lib.concatStringsSep " " cpuFlags}} $CFLAGS"',
+    ]
+
+
+def _sh(text: str) -> str:
+    """Catalogue text inside a shell string inside a Nix '' string."""
+    return nix_indented(shell_dq(text))
+
+
+def _banner(variant) -> list[str]:
+    lib = P.LIBRARY_DISPLAY[variant.library]
+    lines = ["echo \"=========================================\"", f'echo "{lib} Build Configuration"']
+    if variant.backend == "cuda":
+        arch = variant.gpu_arch
+        lines.append(f'echo "GPU Target: ${{gpuArchSM}} ({_sh(arch.label)}: {_sh(arch.short_models)})"')
+    elif variant.backend == "mps":
+        lines.append('echo "GPU Target: Apple Silicon (MPS)"')
+    else:
+        lines.append('echo "GPU Target: None (CPU-only build)"')
+    if variant.cpu_isa_id:
+        lines.append(f'echo "CPU Features: {_sh(variant.cpu_isa.description)}"')
+        lines.append('echo "CXXFLAGS: $CXXFLAGS"')
+    lines.append("echo \"=========================================\"")
+    return lines
+
+
+def _indented_block(name: str, lines: list[str], pad: str, append_to_old: bool = True) -> list[str]:
+    head = f"{pad}{name} = (oldAttrs.{name} or \"\") + ''" if append_to_old else f"{pad}{name} = ''"
+    # Lines are Nix code (they may interpolate on purpose); callers escape data with nix_indented.
+    body = [f"{pad}  {line}" if line else "" for line in lines]
+    return [head, *body, f"{pad}'';"]
+
+
+def _list(items) -> str:
+    return "[ " + " ".join(nix_string(i) for i in items) + " ]" if items else "[ ]"
+
+
+def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]:
+    """The attributes that configure a PyTorch build of this variant's hardware."""
+    family = P.FAMILIES[variant.backend]
+    lines = [
+        f"{pad}ninjaFlags = {_list([f'-j{repo_profile.ninja_jobs}'])};",
+    ]
+    if family.system_features:
+        lines.append(f"{pad}requiredSystemFeatures = {_list(family.system_features)};")
+    if family.filter_cuda_inputs:
+        blas = P.BLAS[variant.blas]
+        extra = f" ++ [ {np}.{blas.attr} ]" if blas.attr else ""
+        lines += [
+            "",
+            f"{pad}# No GPU: drop every CUDA input" + (", add the BLAS backend" if blas.attr else ""),
+            f"{pad}buildInputs = {np}.lib.filter (p: !({np}.lib.hasPrefix \"cuda\" (p.pname or \"\")))"
+            f" (oldAttrs.buildInputs or [ ]){extra};",
+            f"{pad}nativeBuildInputs = {np}.lib.filter (p: (p.pname or \"\") != \"addDriverRunpath\")"
+            " (oldAttrs.nativeBuildInputs or [ ]);",
+        ]
+    script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
+    script += _env_lines(variant, family)
+    if banner:
+        script += [""] + _banner(variant)
+    lines += [""] + _indented_block("preConfigure", script, pad)
+    if variant.extra_cmake_flags:
+        lines += ["", f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};"]
+    return lines
+
+
+def _metadata_attrs(variant, pad) -> list[str]:
+    lines = [""]
+    lines += [
+        f"{pad}# Bump the catalogue's metadata_rev when only metadata changes, so the store path",
+        f"{pad}# (and the Flox catalogue entry) changes with it.",
+    ]
+    lines += _indented_block("postInstall", [f"echo {variant.metadata_rev} > $out/.metadata-rev"], pad)
+    gpu = "gpuArchSM" if variant.backend == "cuda" else ('"mps"' if variant.backend == "mps" else "null")
+    isa = nix_string(variant.cpu_isa.slug) if variant.cpu_isa_id else "null"
+    lines += [
+        "",
+        f"{pad}passthru = (oldAttrs.passthru or {{ }}) // {{",
+        f"{pad}  gpuArch = {gpu};",
+        f"{pad}  blasProvider = {nix_string(P.BLAS[variant.blas].provider)};",
+        f"{pad}  cpuISA = {isa};",
+        f"{pad}  disabledFeatures = {_list(ordered_features(variant.disabled_features))};",
+        f"{pad}}};",
+        "",
+        f"{pad}meta = (oldAttrs.meta or {{ }}) // {{",
+        f"{pad}  description = {nix_string(description(variant))};",
+    ]
+    lines += _indented_block(
+        "longDescription", [nix_indented(line) for line in long_description(variant)], pad + "  ", append_to_old=False
+    )
+    lines += [f"{pad}  platforms = {_list([variant.platform])};", f"{pad}}};"]
+    return lines
+
+
+def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
+    """A PyTorch derivation for the variant's hardware; `own` adds name, metadata and banner."""
+    py = P.python_packages(variant.python_version)
+    inner = pad + "  "
+    attrs = [f"{inner}pname = {nix_string(variant.pname)};"] if own else []
+    attrs += torch_build_attrs(variant, np, inner, repo_profile, banner=own)
+    if own:
+        attrs += _metadata_attrs(variant, inner)
+    if variant.backend == "cuda":
+        head = []
+        if own:
+            head = [f"{pad}# Two-stage override:", f"{pad}# 1. Enable CUDA and specify the GPU target"]
+        head += [
+            f"{pad}({np}.{py}.torch.override {{",
+            f"{pad}  cudaSupport = true;",
+            f"{pad}  gpuTargets = [ gpuArchSM ];",
+        ]
+        if own:
+            head.append(f"{pad}# 2. Customize the build (CPU flags, switched-off libraries, metadata)")
+        head.append(f"{pad}}}).overrideAttrs (oldAttrs: {{")
+    else:
+        head = [f"{pad}{np}.{py}.torch.overrideAttrs (oldAttrs: {{"]
+    return head + attrs + [f"{pad}}})"]
+
+
+def _companion_expression(variant, np, pad, repo_profile) -> list[str]:
+    py = P.python_packages(variant.python_version)
+    attr = P.LIBRARY_ATTRS[variant.library]
+    inner = pad + "  "
+    family = P.FAMILIES[variant.backend]
+    lines = [
+        f"{pad}({np}.{py}.{attr}.override {{",
+        f"{pad}  torch = customPytorch;",
+        f"{pad}}}).overrideAttrs (oldAttrs: {{",
+        f"{inner}pname = {nix_string(variant.pname)};",
+        f"{inner}ninjaFlags = {_list([f'-j{repo_profile.ninja_jobs}'])};",
+    ]
+    if family.system_features:
+        lines.append(f"{inner}requiredSystemFeatures = {_list(family.system_features)};")
+    script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
+    lines += [""] + _indented_block("preConfigure", script, inner)
+    if variant.extra_cmake_flags:
+        lines += ["", f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};"]
+    lines += _metadata_attrs(variant, inner)
+    return lines + [f"{pad}}})"]
+
+
+def header(variant) -> list[str]:
+    lines = [f"# {comment(description(variant))}", f"# Package name: {variant.pname}"]
+    if variant.use_case:
+        lines.append(f"# Use case: {comment(variant.use_case)}")
+    for line in (variant.notes or "").splitlines():
+        lines.append(f"# Note: {comment(line)}".rstrip())
+    if variant.depends_on_id:
+        dep = variant.depends_on
+        lines.append(f"# Built against: {dep.branch.repository} {dep.branch.name} {dep.pname}")
+    lines.append(f"# {P.GENERATED_NOTE}")
+    return lines
+
+
+def uses_import_form(variant) -> bool:
+    profile = P.REPOSITORIES[variant.branch.repository]
+    return (
+        variant.library != "pytorch"
+        and profile.companion_form == "import"
+        and variant.depends_on.branch_id == variant.branch_id
+    )
+
+
+def render_recipe(variant) -> str:
+    """The exact `.flox/pkgs/<pname>.nix` the catalogue exports for this variant.
+
+    Takes a Variant with branch, gpu_arch, cpu_isa and depends_on (with its branch) loaded."""
+    repo_profile = P.REPOSITORIES[variant.branch.repository]
+    np = nixpkgs_var(variant.branch)
+    lines = header(variant) + ["{ pkgs ? import <nixpkgs> {} }:", "", "let"]
+    lines += nixpkgs_binding(variant) + [""]
+    lines += target_bindings(variant)
+    if variant.library == "pytorch":
+        lines += ["in"] + _torch_expression(variant, np, "  ", repo_profile, own=True)
+    else:
+        dep = variant.depends_on
+        if uses_import_form(variant):
+            lines += [
+                "  # The matching PyTorch recipe of this repository (same GPU target, CPU flags and",
+                "  # switched-off libraries); the Nix store shares it with its own build.",
+                f"  customPytorch = import ./{dep.pname}.nix {{ inherit pkgs; }};",
+            ]
+        else:
+            lines += [f"  # Custom PyTorch with the configuration of {dep.pname}"]
+            expr = _torch_expression(dep, np, "  ", repo_profile, own=False)
+            expr[0] = "  customPytorch = " + expr[0].lstrip()
+            expr[-1] += ";"
+            lines += expr
+        lines += ["", "in"] + _companion_expression(variant, np, "  ", repo_profile)
+    return "\n".join(lines) + "\n"
