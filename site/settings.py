@@ -131,6 +131,26 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         )
     }
 
+# The catalogue version and the rendered fragments (catalog/cache.py) must be shared by every
+# server process, or a write seen by one gunicorn worker leaves the others serving stale pages.
+# Development (one runserver process) keeps them in memory; production (DEBUG off) keeps them in
+# the database (`manage.py createcachetable`, run by `make serve`). DJANGO_CACHE=locmem|database
+# overrides the choice.
+CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if DEBUG else "database")
+if CACHE_BACKEND not in {"locmem", "database"}:
+    raise ImproperlyConfigured(f"DJANGO_CACHE must be 'locmem' or 'database', not {CACHE_BACKEND!r}.")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"}
+        if CACHE_BACKEND == "locmem"
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "catalogue_cache",
+            "OPTIONS": {"MAX_ENTRIES": 2000},
+        }
+    )
+}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
