@@ -1,19 +1,186 @@
-"""Pages for browsing the catalogue."""
-from django.shortcuts import render
+"""Reference pages: home, variant detail, architectures, ISAs, branches, docs and the audit.
 
-from catalog import selectors
+Each view parses its URL, asks `catalog.selectors` for the rows (with the joins the template
+needs, so query counts stay constant) and renders one template.
+"""
+import re
+
+from django.shortcuts import render
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import NixLexer
+
+from catalog import markdown, naming, selectors
+from catalog.audit import run_audit
+
+# `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
+DEFAULT_ORG = "<your-org>"
+ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def home(request):
-    branches = list(selectors.branches_with_counts())
+    branches = list(selectors.branches_overview())
+    architectures = list(selectors.architectures_overview())
     return render(
         request,
         "catalog/home.html",
         {
             "branches": branches,
             "total_variants": sum(b.variant_count for b in branches),
-            "architectures": selectors.architectures_with_counts(),
+            "architectures": architectures,
+            "gpu_links": [a for a in architectures if a.variant_count],
             "isas": selectors.isas_with_counts(),
             "docs": selectors.doc_pages(),
         },
+    )
+
+
+def _recipe_html(variant):
+    """The variant's .nix recipe exactly as export-recipes writes it, highlighted.
+
+    Integration point with catalog.exporters: None until that module offers render_recipe."""
+    try:
+        from catalog.exporters import render_recipe
+    except ImportError:
+        return None
+    return highlight(render_recipe(variant), NixLexer(), HtmlFormatter(cssclass="highlight"))
+
+
+def variant_detail(request, repository, branch, pname):
+    variant = selectors.variant_detail(repository, branch, pname)
+    org = request.GET.get("org", "").strip()
+    org_error = ""
+    if org and not ORG_RE.match(org):
+        org_error = "An organisation name has letters, digits, '.', '_' or '-'."
+        org = ""
+    org = org or DEFAULT_ORG
+    commands = [
+        ("checkout", "Check out the branch", f"git checkout {variant.branch.name}"),
+        ("build", "Build", f"flox build {variant.pname}"),
+        ("publish", "Publish to your organisation", f"flox publish -o {org} {variant.pname}"),
+        ("install", "Install elsewhere", f"flox install {org}/{variant.pname}"),
+    ]
+    isa = variant.cpu_isa
+    return render(
+        request,
+        "catalog/variant_detail.html",
+        {
+            "variant": variant,
+            "branch": variant.branch,
+            "gpu_models": list(variant.gpu_arch.models.all()) if variant.gpu_arch_id else [],
+            "isa": isa,
+            "commands": commands,
+            "org": "" if org == DEFAULT_ORG else org,
+            "org_error": org_error,
+            "recipe_path": naming.recipe_path(variant.pname),
+            "companions": list(selectors.variant_companions(variant)),
+            "other_branches": list(selectors.variant_on_other_branches(variant)),
+            "builds": list(selectors.variant_builds(variant)),
+            "recipe_html": _recipe_html(variant),
+        },
+    )
+
+
+def architectures(request):
+    return render(
+        request,
+        "catalog/architectures.html",
+        {"architectures": selectors.architectures_overview()},
+    )
+
+
+def architecture_detail(request, sm):
+    arch = selectors.architecture_detail(sm)
+    return render(
+        request,
+        "catalog/architecture_detail.html",
+        {
+            "arch": arch,
+            "models": list(arch.models.all()),
+            "groups": _branch_groups(selectors.variants_by_branch(gpu_arch=arch)),
+            "matrix_param": f"gpu={arch.sm}",
+        },
+    )
+
+
+def isas(request):
+    return render(request, "catalog/isas.html", {"isas": selectors.isas_overview()})
+
+
+def isa_detail(request, slug):
+    isa = selectors.isa_detail(slug)
+    return render(
+        request,
+        "catalog/isa_detail.html",
+        {
+            "isa": isa,
+            "groups": _branch_groups(selectors.variants_by_branch(cpu_isa=isa)),
+            "matrix_param": f"isa={isa.slug}",
+        },
+    )
+
+
+def _branch_groups(groups):
+    """Per branch: its variants plus the libraries and CUDA versions among them."""
+    return [
+        {
+            "branch": branch,
+            "variants": variants,
+            "libraries": sorted({v.library for v in variants}),
+            "cuda_versions": sorted(
+                {v.cuda_version for v in variants if v.cuda_version}, key=naming.version_key
+            ),
+        }
+        for branch, variants in groups
+    ]
+
+
+def branches(request):
+    return render(request, "catalog/branches.html", {"branches": selectors.branches_overview()})
+
+
+def branch_detail(request, repository, branch):
+    branch = selectors.branch_detail(repository, branch)
+    variants = list(selectors.branch_variants(branch))
+    return render(
+        request,
+        "catalog/branch_detail.html",
+        {
+            "branch": branch,
+            "companion_branches": list(branch.companion_branches.all()),
+            "variants": variants,
+            "grid": _grid(variants),
+            "count_matches": branch.stated_variant_count in (None, branch.variant_count),
+        },
+    )
+
+
+def _grid(variants):
+    """The matrix's architecture × ISA grid for these variants (catalog/grid.py)."""
+    try:
+        from catalog.grid import build_grid
+    except ImportError:
+        return None
+    return build_grid(variants)
+
+
+def docs(request):
+    return render(request, "catalog/docs.html", {"docs": selectors.doc_pages()})
+
+
+def doc(request, slug):
+    page = selectors.doc_page(slug)
+    return render(
+        request,
+        "catalog/doc.html",
+        {"page": page, "rendered": markdown.render(page.body), "docs": selectors.doc_pages()},
+    )
+
+
+def audit(request):
+    result = run_audit()
+    return render(
+        request,
+        "catalog/audit.html",
+        {"new": result.new, "known": result.known, "verified": result.verified},
     )
