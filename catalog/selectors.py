@@ -21,3 +21,111 @@ def isas_with_counts():
 
 def doc_pages():
     return DocPage.objects.only("slug", "title", "summary", "order")
+
+
+# --- Reference pages (catalog/views/browse.py) ---------------------------------------------
+from django.shortcuts import get_object_or_404  # noqa: E402
+
+from catalog.models import LIBRARIES, BuildRecord, Variant  # noqa: E402
+
+_LIBRARY_COUNTS = {
+    f"{lib}_count": Count("variants", filter=Q(variants__library=lib)) for lib, _ in LIBRARIES
+}
+_BACKEND_COUNTS = {
+    f"{backend}_count": Count("variants", filter=Q(variants__backend=backend))
+    for backend in ("cuda", "cpu", "mps")
+}
+
+
+def branches_overview():
+    """Every branch with its actual variant count, per library and per backend."""
+    return Branch.objects.select_related("pytorch_branch").annotate(
+        variant_count=Count("variants"), **_LIBRARY_COUNTS, **_BACKEND_COUNTS
+    ).order_by("repository", "preference", "name")
+
+
+def branch_detail(repository, name):
+    qs = branches_overview().prefetch_related("companion_branches")
+    return get_object_or_404(qs, repository=repository, name=name)
+
+
+def branch_variants(branch):
+    """A branch's variants with what a grid cell or a list row shows."""
+    return (
+        Variant.objects.filter(branch=branch)
+        .select_related("branch", "gpu_arch", "cpu_isa")
+        .order_by("library", "gpu_arch__arch_number", "cpu_isa__arch", "cpu_isa__rank", "cuda_version")
+    )
+
+
+def variant_detail(repository, branch, pname):
+    qs = Variant.objects.select_related(
+        "branch", "gpu_arch", "cpu_isa", "depends_on__branch"
+    ).prefetch_related("gpu_arch__models")
+    return get_object_or_404(qs, branch__repository=repository, branch__name=branch, pname=pname)
+
+
+def variant_companions(variant):
+    return variant.companions.select_related("branch").order_by("library", "pname")
+
+
+def variant_on_other_branches(variant):
+    """The same library, backend, architecture and ISA elsewhere (any CUDA, any Python)."""
+    return (
+        Variant.objects.filter(
+            library=variant.library,
+            backend=variant.backend,
+            gpu_arch_id=variant.gpu_arch_id,
+            cpu_isa_id=variant.cpu_isa_id,
+            platform=variant.platform,
+        )
+        .exclude(pk=variant.pk)
+        .select_related("branch")
+        .order_by("branch__repository", "branch__preference", "pname")
+    )
+
+
+def variant_builds(variant):
+    return BuildRecord.objects.filter(variant=variant)
+
+
+def architectures_overview():
+    return GpuArchitecture.objects.annotate(
+        variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
+    ).prefetch_related("models")
+
+
+def architecture_detail(sm):
+    return get_object_or_404(GpuArchitecture.objects.prefetch_related("models"), sm=sm)
+
+
+def isa_detail(slug):
+    return get_object_or_404(CpuIsa.objects.all(), slug=slug)
+
+
+def isas_overview():
+    return CpuIsa.objects.annotate(
+        variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
+    )
+
+
+def variants_by_branch(**filters):
+    """Variants matching `filters`, grouped per branch: [(branch, [variants])], branch order."""
+    variants = (
+        Variant.objects.filter(**filters)
+        .select_related("branch", "gpu_arch", "cpu_isa")
+        .order_by(
+            "branch__repository", "branch__preference", "branch__name",
+            "library", "gpu_arch__arch_number", "cpu_isa__rank", "cuda_version", "pname",
+        )
+    )
+    groups = []
+    for v in variants:
+        if not groups or groups[-1][0].pk != v.branch_id:
+            groups.append((v.branch, []))
+        groups[-1][1].append(v)
+    return groups
+
+
+def doc_page(slug):
+    return get_object_or_404(DocPage.objects.all(), slug=slug)

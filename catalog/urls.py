@@ -7,6 +7,21 @@ app_name = "catalog"
 
 urlpatterns = [
     path("", browse.home, name="home"),
+    # Reference pages (catalog/views/browse.py)
+    path(
+        "variants/<str:repository>/<str:branch>/<str:pname>/",
+        browse.variant_detail,
+        name="variant",
+    ),
+    path("architectures/", browse.architectures, name="architectures"),
+    path("architectures/<slug:sm>/", browse.architecture_detail, name="architecture"),
+    path("isas/", browse.isas, name="isas"),
+    path("isas/<slug:slug>/", browse.isa_detail, name="isa"),
+    path("branches/", browse.branches, name="branches"),
+    path("branches/<str:repository>/<str:branch>/", browse.branch_detail, name="branch"),
+    path("docs/", browse.docs, name="docs"),
+    path("docs/<slug:slug>/", browse.doc, name="doc"),
+    path("audit/", browse.audit, name="audit"),
     # Build status (catalog/views/builds.py)
     path("api/builds", builds.api_builds, name="api-builds"),
     path(
