@@ -129,3 +129,52 @@ def variants_by_branch(**filters):
 
 def doc_page(slug):
     return get_object_or_404(DocPage.objects.all(), slug=slug)
+
+
+
+# --- Variant matrix (/variants/, /api/variants) ---------------------------------------------
+from django.db.models import F  # noqa: E402
+
+from catalog.models import Variant  # noqa: E402
+
+# Branch, then library, then hardware from oldest to newest: the order people read the matrix in.
+MATRIX_ORDER = (
+    "branch__repository",
+    "branch__preference",
+    "branch__name",
+    "library",
+    F("gpu_arch__arch_number").asc(nulls_last=True),
+    "backend",
+    "cpu_isa__arch",
+    "cpu_isa__rank",
+    F("cuda_version").desc(),
+)
+
+
+def matrix_variants():
+    """Every variant with what a matrix row, grid cell, API record or CSV line shows: one query."""
+    return Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by(*MATRIX_ORDER)
+
+
+def matrix_choices():
+    """The values the matrix's filters accept that come from the data (four small queries)."""
+    from catalog.naming import version_key
+
+    branches = list(Branch.objects.order_by().values_list("name", "python_version"))
+    branch_names = sorted({name for name, _ in branches})
+    pythons = {python for _, python in branches}
+    cudas = set(
+        Variant.objects.exclude(cuda_version="").order_by().values_list("cuda_version", flat=True).distinct()
+    )
+    return {
+        "branch": [(n, n) for n in branch_names],
+        "gpu": [(a.sm, f"{a.sm.upper()} {a.label}") for a in GpuArchitecture.objects.all()]
+        + [("none", "None (CPU / MPS)")],
+        "isa": [
+            (i.slug, i.label)
+            for i in sorted(CpuIsa.objects.all(), key=lambda i: (i.arch != "x86_64", i.rank))
+        ]
+        + [("none", "None (MPS)")],
+        "cuda": [(c, c) for c in sorted(cudas, key=version_key)],
+        "python": [(p, p) for p in sorted(pythons, key=version_key)],
+    }

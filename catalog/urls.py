@@ -2,6 +2,7 @@ from django.urls import path
 
 from catalog.views import browse
 from catalog.views import builds
+from catalog.views import matrix
 
 app_name = "catalog"
 
@@ -30,5 +31,8 @@ urlpatterns = [
         name="variant-badge",
     ),
     path("branches/<str:repository>/<str:branch>/badge.svg", builds.branch_badge, name="branch-badge"),
+    # Variant matrix and its data out (catalog/views/matrix.py)
+    path("variants/", matrix.variant_matrix, name="variants"),
+    path("api/variants", matrix.api_variants, name="api-variants"),
     # Routes are grouped by area; each area's views live in catalog/views/<area>.py.
 ]

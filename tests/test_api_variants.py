@@ -1,0 +1,88 @@
+"""/api/variants: the filtered set as JSON, 400 with reasons, ETags."""
+import pytest
+from django.core.cache import cache
+
+from catalog.models import Variant
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = {"pname", "repository", "branch", "library", "backend", "gpu", "isa", "cuda", "python", "platform", "status", "url"}
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    cache.clear()
+
+
+def test_result_shape_and_absolute_detail_url(client):
+    response = client.get("/api/variants?branch=main&repository=build-pytorch&gpu=sm90&isa=avx512")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    data = response.json()
+    assert data["count"] == 1
+    [record] = data["results"]
+    assert set(record) == FIELDS
+    assert record == {
+        "pname": "pytorch-python313-cuda12_8-sm90-avx512",
+        "repository": "build-pytorch",
+        "branch": "main",
+        "library": "pytorch",
+        "backend": "cuda",
+        "gpu": "sm90",
+        "isa": "avx512",
+        "cuda": "12.8",
+        "python": "3.13",
+        "platform": "x86_64-linux",
+        "status": "recipe",
+        "url": "http://testserver/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/",
+    }
+
+
+def test_detail_url_opens_the_variant(client):
+    record = client.get("/api/variants?backend=mps&branch=main").json()["results"][0]
+    page = client.get(record["url"].removeprefix("http://testserver"))
+    assert page.status_code == 200
+    assert record["pname"] in page.content.decode()
+
+
+def test_cpu_variant_has_no_gpu_or_cuda(client):
+    record = client.get("/api/variants?q=pytorch-python313-cpu-avx2&branch=main").json()["results"][0]
+    assert (record["gpu"], record["cuda"], record["isa"]) == (None, None, "avx2")
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [("gpu=sm999", "gpu"), ("python=abc", "python"), ("status=done", "status"), ("sort=bogus", "sort"),
+     ("branch=nope", "branch"), ("cuda=11.0", "cuda"), ("library=jax", "library")],
+)
+def test_invalid_values_answer_400_with_the_field(client, query, field):
+    response = client.get(f"/api/variants?{query}")
+    assert response.status_code == 400
+    body = response.json()
+    assert field in body["error"]
+    assert list(body["fields"]) == [field]
+    assert body["fields"][field][0].startswith("Select a valid choice.")
+
+
+def test_several_invalid_fields_are_all_reported(client):
+    body = client.get("/api/variants?gpu=sm999&python=abc&gpu=sm90").json()
+    assert set(body["fields"]) == {"gpu", "python"}
+
+
+def test_repeat_request_is_answered_304(client):
+    first = client.get("/api/variants?gpu=sm90")
+    tag = first["ETag"]
+    assert client.get("/api/variants?gpu=sm90", HTTP_IF_NONE_MATCH=tag).status_code == 304
+    assert client.get("/api/variants?gpu=sm89", HTTP_IF_NONE_MATCH=tag).status_code == 200
+
+
+def test_a_write_changes_the_answer_and_its_etag(client):
+    first = client.get("/api/variants?status=failed")
+    assert first.json()["count"] == 0
+    variant = Variant.objects.get(branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cpu-avx2")
+    variant.status = "failed"
+    variant.save()
+    second = client.get("/api/variants?status=failed", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert second.status_code == 200
+    assert [r["pname"] for r in second.json()["results"]] == ["pytorch-python313-cpu-avx2"]
+    assert second["ETag"] != first["ETag"]

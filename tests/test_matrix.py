@@ -1,0 +1,175 @@
+"""/variants/: the page, its htmx fragment, list and grid, errors beside fields, CSV, ETags."""
+import csv
+import io
+import re
+
+import pytest
+from django.core.cache import cache
+
+from catalog.models import Variant
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "results"}
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    cache.clear()
+
+
+def count_shown(html):
+    return int(re.search(r'data-testid="result-count">(\d+)<', html)[1])
+
+
+def test_full_page_lists_every_variant_with_the_count(client):
+    response = client.get("/variants/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<form" in html and 'id="results"' in html
+    assert count_shown(html) == 812
+    assert html.count("<tr>") - 1 == 812  # one header row, one row per variant
+    assert 'href="/variants/build-pytorch/main/pytorch-python313-darwin-mps/"' in html
+
+
+def test_filters_shrink_the_list(client):
+    html = client.get("/variants/?gpu=sm90&branch=main").content.decode()
+    assert count_shown(html) == Variant.objects.filter(gpu_arch__sm="sm90", branch__name="main").count()
+    assert "-sm61-" not in html  # no SM61 package listed
+    assert "pytorch-python313-cuda12_8-sm90-avx2" in html
+
+
+def test_chosen_filters_stay_checked_in_the_form(client):
+    html = client.get("/variants/?gpu=sm89&gpu=sm90").content.decode()
+    checked = re.findall(r'<input type="checkbox" name="gpu" value="(\w+)"[^>]*checked', html)
+    assert checked == ["sm89", "sm90"]
+
+
+def test_htmx_request_gets_only_the_results_fragment(client):
+    response = client.get("/variants/?gpu=sm90", **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html and "<form" not in html
+    assert count_shown(html) == Variant.objects.filter(gpu_arch__sm="sm90").count()
+    assert "HX-Request" in response["Vary"]
+
+
+def test_history_restore_gets_the_full_page(client):
+    response = client.get("/variants/?gpu=sm90", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert "<form" in response.content.decode()
+
+
+def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
+    html = client.get("/variants/?library=torchvision&sort=-cuda").content.decode()
+    cudas = [c.replace("—", "") for c in re.findall(r"<td>(1\d\.\d|—)</td>\s*<td>3\.\d+</td>", html)]
+    assert len(cudas) == Variant.objects.filter(library="torchvision").count()
+    assert cudas == sorted(cudas, reverse=True) and cudas[0] == "13.0" and cudas[-1] == ""
+    assert 'aria-sort="descending"' in html
+    assert "sort=cuda" in html  # the CUDA heading now sorts ascending
+
+
+def test_grid_lays_out_architectures_by_isa_with_empty_cells(client):
+    html = client.get("/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch").content.decode()
+    assert count_shown(html) == 58 == Variant.objects.filter(
+        branch__repository="build-pytorch", branch__name="main", library="pytorch"
+    ).count()
+    assert html.count('class="grid-group"') == 1
+    headers = re.findall(r'<th scope="col"><abbr[^>]*>([^<]+)</abbr>', html)
+    assert headers == ["AVX", "AVX2", "AVX-512", "AVX-512 BF16", "AVX-512 VNNI", "ARMv8.2", "ARMv9"]
+    rows = re.findall(r'<th scope="row"[^>]*>(\w+)', html)
+    assert rows[0] == "SM61" and rows[-2:] == ["CPU", "Apple"]
+    assert 'aria-label="pytorch-python313-cuda12_8-sm90-avx512"' in html
+    # SM61 is built only for the legacy ISAs: the rest of its row is visibly empty.
+    assert html.count('class="empty"') > 0 and "no variant" in html
+
+
+def test_grid_groups_per_branch_and_library(client):
+    html = client.get("/variants/?view=grid&branch=main").content.decode()
+    # build-pytorch main builds pytorch, torchvision and torchaudio; build-torchvision main one.
+    assert html.count('class="grid-group"') == 4
+
+
+def test_status_badges_have_text_and_a_legend(client):
+    html = client.get("/variants/?branch=cuda-13_0").content.decode()
+    assert '<span class="status status-planned">Planned</span>' in html
+    legend = re.search(r'<p class="legend".*?</p>', html, re.S)[0]
+    for label in ("Planned", "Recipe", "Building", "Built", "Failed", "Published"):
+        assert label in legend
+
+
+def test_no_match_says_so(client):
+    html = client.get("/variants/?status=published").content.decode()
+    assert count_shown(html) == 0
+    assert "No variant matches this selection" in html
+
+
+@pytest.mark.parametrize(
+    "query, field, value",
+    [("gpu=sm999", "gpu", "sm999"), ("python=abc", "python", "abc"), ("view=zzz", "view", "zzz"),
+     ("sort=bogus", "sort", "bogus"), ("format=xml", "format", "xml")],
+)
+def test_bad_values_answer_400_with_the_error_beside_the_field(client, query, field, value):
+    response = client.get(f"/variants/?{query}")
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f"{value} is not one of the available choices" in html
+    assert "<form" in html  # the page, so the value can be corrected
+    if field not in ("view", "sort", "format"):
+        fieldset = re.search(rf'<fieldset[^>]*id="filter-{field}".*?</fieldset>', html, re.S)[0]
+        assert "field-error" in fieldset and value in fieldset
+
+
+def test_bad_value_in_an_htmx_request_returns_the_message_fragment(client):
+    response = client.get("/variants/?gpu=sm999", **HTMX)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<form" not in html and "sm999 is not one of the available choices" in html
+
+
+def test_csv_downloads_the_current_selection(client):
+    response = client.get("/variants/?branch=cuda-13_0&format=csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 12
+    assert {r["branch"] for r in rows} == {"cuda-13_0"}
+    assert rows[0]["url"].startswith("http://testserver/variants/build-torchvision/cuda-13_0/")
+
+
+def test_results_link_the_csv_and_json_of_the_selection(client):
+    html = client.get("/variants/?gpu=sm90").content.decode()
+    assert re.search(r'href="/variants/\?gpu=sm90&amp;view=list&amp;format=csv"|href="/variants/\?gpu=sm90&amp;format=csv"', html)
+    assert 'href="/api/variants?gpu=sm90"' in html
+
+
+def test_repeat_request_answers_304_and_a_write_invalidates_it(client):
+    first = client.get("/variants/?branch=main")
+    tag = first["ETag"]
+    assert first["Cache-Control"] == "no-cache"
+    repeat = client.get("/variants/?branch=main", HTTP_IF_NONE_MATCH=tag)
+    assert repeat.status_code == 304 and repeat.content == b""
+    # The page and its htmx fragment differ, so they never share an ETag.
+    assert client.get("/variants/?branch=main", HTTP_IF_NONE_MATCH=tag, **HTMX).status_code == 200
+
+    variant = Variant.objects.filter(branch__name="main").first()
+    variant.status = "built"
+    variant.save()
+    after = client.get("/variants/?branch=main", HTTP_IF_NONE_MATCH=tag)
+    assert after.status_code == 200
+    assert '<span class="status status-built">Built</span>' in after.content.decode()
+
+
+def test_repeat_request_costs_no_query(client, django_assert_num_queries):
+    client.get("/variants/?view=grid")
+    with django_assert_num_queries(0):
+        response = client.get("/variants/?view=grid")
+    assert count_shown(response.content.decode()) == 812
+
+
+def test_form_fields_all_have_labels(client):
+    html = client.get("/variants/").content.decode()
+    form = re.search(r"<form.*?</form>", html, re.S)[0]
+    ids = re.findall(r'<(?:input|select)[^>]*\sid="([^"]+)"', form)
+    assert len(ids) > 40
+    for field_id in ids:
+        assert f'for="{field_id}"' in form, field_id
