@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test test-fast test-browser bench clean
+.PHONY: setup run test test-fast test-browser bench clean serve test-postgres
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,19 @@ run: setup
 test: setup
 	$(PY) -m pytest
 
+# The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
+test-postgres: setup
+	scripts/with-postgres.sh $(PY) -m pytest
+
+# Production mode under gunicorn: collectstatic (compressed, hashed), whitenoise, 127.0.0.1:$(PORT).
+serve: setup
+	PORT=$(PORT) PY=$(PY) scripts/serve.sh
+
 test-fast: setup
 	$(PY) -m pytest -m "not browser"
 
 bench: setup
-	$(PY) bench/pages.py
+	for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache
+	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache .secret_key
