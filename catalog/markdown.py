@@ -7,6 +7,7 @@ survive — no script, no event handlers, no javascript: URLs.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import markdown as md
@@ -30,8 +31,8 @@ ALLOWED_ATTRIBUTES = {
     "pre": {"class"},
     "code": {"class"},
     "ul": {"class"},
-    "th": {"align", "style"},
-    "td": {"align", "style"},
+    "th": {"class"},
+    "td": {"class"},
     **{f"h{n}": {"id"} for n in range(1, 7)},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
@@ -53,14 +54,21 @@ def sanitise(html: str) -> str:
         link_rel="noopener noreferrer",
         # Drop these with their content instead of leaving their text on the page.
         clean_content_tags={"script", "style"},
-        # Allow only text-align in table cells (what the tables extension writes).
-        filter_style_properties={"text-align"},
     )
+
+
+# The tables extension aligns columns with style attributes, which the Content-Security-Policy
+# (style-src 'self') would block: turn them into classes (site.css) before sanitising.
+_ALIGN_RE = re.compile(r'<(th|td) style="text-align: ?(left|right|center);?">')
+
+
+def _align_classes(html: str) -> str:
+    return _ALIGN_RE.sub(r'<\1 class="align-\2">', html)
 
 
 def render(text: str) -> Rendered:
     converter = md.Markdown(extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS, output_format="html")
-    body = converter.convert(text or "")
+    body = _align_classes(converter.convert(text or ""))
     toc_tokens = getattr(converter, "toc_tokens", [])
     toc = sanitise(converter.toc) if toc_tokens else ""
     return Rendered(html=mark_safe(sanitise(body)), toc=mark_safe(toc), has_toc=bool(toc_tokens))

@@ -307,12 +307,20 @@ def test_audit_page_shows_known_findings_with_resolutions(client):
 
 
 def test_audit_page_puts_new_findings_first(client):
-    SourceClaim.objects.filter(key="l40s-is-sm90").update(acknowledged=False)
+    claim = SourceClaim.objects.get(key="l40s-is-sm90")
+    claim.acknowledged = False
+    claim.save()  # a write retires the cached audit
     body = text(client.get("/audit/"))
     new_section = body.split('id="new-findings"')[1].split('id="known-findings"')[0]
     assert "gpu:L40S" in new_section
     assert "The catalogue resolves L40S to SM89, not SM90." in new_section
     assert "1 new finding," in body
+
+
+def test_audit_page_is_cached_until_the_catalogue_changes(client, django_assert_max_num_queries):
+    client.get("/audit/")
+    with django_assert_max_num_queries(2):
+        assert client.get("/audit/").status_code == 200
 
 
 def test_audit_page_lists_verified_claims(client):
@@ -402,3 +410,28 @@ def test_500_page_is_in_the_site_style(client):
     assert "Something went wrong" in body
     assert 'class="site-header"' in body
     assert "deliberate failure" not in body
+
+
+# --- recipe and grid (other modules' functions, shown on these pages) -----------------------------
+
+
+@pytest.mark.parametrize("url", [SM90, TV_SM61, MPS, CPU_ARM])
+def test_variant_page_shows_exactly_the_exported_recipe_highlighted(client, url):
+    import html as html_lib
+
+    from catalog.exporters import render_recipe
+
+    body = text(client.get(url))
+    recipe = body.split('<div class="recipe">')[1].split("</pre></div>")[0]
+    assert '<span class="' in recipe  # Pygments' Nix tokens
+    shown = html_lib.unescape(re.sub(r"<[^>]+>", "", recipe))
+    assert shown.strip() == render_recipe(variant(url)).strip()
+
+
+def test_branch_page_shows_the_grid_with_every_variant_in_a_cell(client):
+    body = text(client.get("/branches/build-pytorch/main/"))
+    grid = body.split('class="variant-grid"')[1].split("</div>\n</div>")[0]
+    branch = Branch.objects.get(repository="build-pytorch", name="main")
+    for v in branch.variants.all():
+        assert f'<a class="cell-link" href="{v.get_absolute_url()}"' in grid
+    assert 'class="empty"' in grid  # e.g. SM61 has only AVX and AVX2

@@ -10,8 +10,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
 
-from catalog import markdown, naming, selectors
+from catalog import cache, markdown, naming, selectors
 from catalog.audit import run_audit
+from catalog.exporters import render_recipe
+from catalog.grid import build_grid
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
 DEFAULT_ORG = "<your-org>"
@@ -36,13 +38,7 @@ def home(request):
 
 
 def _recipe_html(variant):
-    """The variant's .nix recipe exactly as export-recipes writes it, highlighted.
-
-    Integration point with catalog.exporters: None until that module offers render_recipe."""
-    try:
-        from catalog.exporters import render_recipe
-    except ImportError:
-        return None
+    """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted."""
     return highlight(render_recipe(variant), NixLexer(), HtmlFormatter(cssclass="highlight"))
 
 
@@ -149,19 +145,10 @@ def branch_detail(request, repository, branch):
             "branch": branch,
             "companion_branches": list(branch.companion_branches.all()),
             "variants": variants,
-            "grid": _grid(variants),
+            "grid": build_grid(variants),
             "count_matches": branch.stated_variant_count in (None, branch.variant_count),
         },
     )
-
-
-def _grid(variants):
-    """The matrix's architecture × ISA grid for these variants (catalog/grid.py)."""
-    try:
-        from catalog.grid import build_grid
-    except ImportError:
-        return None
-    return build_grid(variants)
 
 
 def docs(request):
@@ -178,7 +165,9 @@ def doc(request, slug):
 
 
 def audit(request):
-    result = run_audit()
+    # The audit validates every record (queries grow with the catalogue), so its result is
+    # cached per catalogue version: any write retires it.
+    result = cache.cached("audit", run_audit)
     return render(
         request,
         "catalog/audit.html",
