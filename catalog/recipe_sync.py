@@ -1,0 +1,406 @@
+"""Where exported files go and how imports are applied: the logic behind the two commands.
+
+`export_recipes` plans every file of the selected branches, compares it with what is on disk,
+and (unless dry-run / check) writes only what changed, atomically. `import_checkout` parses a
+checkout and applies it in one transaction. Both raise `SyncError` with one sentence a user
+can act on; the commands turn it into a CommandError.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from catalog import exporters, naming
+from catalog.exporters import markdown as md
+from catalog.importers import ParseError, parse_branch_facts, parse_recipe
+from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
+
+README = "README.md"
+BUILD_MATRIX = "BUILD_MATRIX.md"
+PKGS_DIR = ".flox/pkgs"
+
+
+class SyncError(Exception):
+    """Input the commands cannot act on; the message is one actionable sentence."""
+
+
+# ---------------------------------------------------------------- selection
+
+def select_branches(repositories=(), branch_names=()) -> list[Branch]:
+    qs = Branch.objects.select_related("pytorch_branch").order_by("repository", "preference", "name")
+    if repositories:
+        known = {r for r, _ in Branch._meta.get_field("repository").choices}
+        unknown = sorted(set(repositories) - known)
+        if unknown:
+            raise SyncError(f"Unknown repository {unknown[0]!r}; choose one of {', '.join(sorted(known))}.")
+        qs = qs.filter(repository__in=repositories)
+    branches = list(qs)
+    if branch_names:
+        names = {b.name for b in branches}
+        unknown = sorted(set(branch_names) - names)
+        if unknown:
+            scope = f" in {', '.join(repositories)}" if repositories else ""
+            raise SyncError(
+                f"Unknown branch {unknown[0]!r}{scope}; known branches: {', '.join(sorted(names))}."
+            )
+        branches = [b for b in branches if b.name in set(branch_names)]
+    if not branches:
+        raise SyncError("No branch matches these filters; check --repository and --branch.")
+    return branches
+
+
+def branch_variants(branch) -> list[Variant]:
+    return list(
+        Variant.objects.filter(branch=branch)
+        .select_related("branch", "gpu_arch", "cpu_isa", "depends_on__branch")
+        .order_by("pname")
+    )
+
+
+# ---------------------------------------------------------------- writing
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename it over the target, so
+    an interrupted run leaves either the old file or the new one, never half of either."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _check_writable(root: Path) -> None:
+    probe = root
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise SyncError(f"Cannot write to {root}: {probe} is a file, not a directory; choose another target.")
+    for existing in (probe, root / PKGS_DIR):
+        if existing.exists() and not os.access(existing, os.W_OK):
+            raise SyncError(f"Cannot write to {existing}: permission denied; choose a writable target.")
+
+
+@dataclass
+class FileOutcome:
+    path: Path
+    action: str  # created | updated | unchanged | stale | pruned
+
+
+@dataclass
+class ExportReport:
+    outcomes: list[FileOutcome] = field(default_factory=list)
+
+    def count(self, action) -> int:
+        return sum(1 for o in self.outcomes if o.action == action)
+
+    @property
+    def written(self) -> int:
+        return self.count("created") + self.count("updated")
+
+    @property
+    def differing(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.action in ("created", "updated", "stale")]
+
+    def summary(self) -> str:
+        c = Counter(o.action for o in self.outcomes)
+        text = f"{c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, {c['stale']} stale"
+        return text + (f", {c['pruned']} pruned" if c["pruned"] else "")
+
+
+def planned_files(branch, variants, repo_branches, counts, libraries, read_existing) -> dict[str, str]:
+    """Relative path -> content for one branch (README merged with what exists there)."""
+    files = {}
+    for v in variants:
+        if not libraries or v.library in libraries:
+            files[naming.recipe_path(v.pname)] = exporters.render_recipe(v)
+    sections = md.readme_sections(branch, repo_branches, variants, counts)
+    existing = read_existing(README)
+    try:
+        files[README] = md.merge_sections(existing, sections, md.readme_title(branch))
+    except md.MarkerError as exc:
+        raise SyncError(f"Cannot update {README} of {branch}: {exc}; fix its markers by hand first.") from exc
+    files[BUILD_MATRIX] = md.build_matrix(branch, variants)
+    return files
+
+
+def export_recipes(targets, libraries=(), dry_run=False, check=False, prune=False) -> ExportReport:
+    """targets: [(root directory, Branch)]. Compares first, then writes only what differs."""
+    report = ExportReport()
+    write = not (dry_run or check)
+    counts = Counter(Variant.objects.values_list("branch_id", flat=True))
+    repo_branches: dict[str, list[Branch]] = {}
+    for b in Branch.objects.order_by("repository", "preference", "name"):
+        repo_branches.setdefault(b.repository, []).append(b)
+    if write:
+        for root, _ in targets:
+            _check_writable(Path(root))
+    for root, branch in targets:
+        root = Path(root)
+        variants = branch_variants(branch)
+
+        def read_existing(rel, root=root):
+            path = root / rel
+            return path.read_text(encoding="utf-8") if path.is_file() else None
+
+        files = planned_files(branch, variants, repo_branches[branch.repository], counts, libraries, read_existing)
+        for rel in sorted(files):
+            path = root / rel
+            data = files[rel].encode("utf-8")
+            old = path.read_bytes() if path.is_file() else None
+            action = "unchanged" if old == data else ("created" if old is None else "updated")
+            if write and action != "unchanged":
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(path, data)
+                except OSError as exc:
+                    raise SyncError(f"Cannot write {path}: {exc.strerror or exc}; nothing else was changed there.") from exc
+            report.outcomes.append(FileOutcome(path, action))
+        known = {Path(naming.recipe_path(v.pname)).name for v in variants}
+        pkgs = root / PKGS_DIR
+        for path in sorted(pkgs.glob("*.nix")) if pkgs.is_dir() else []:
+            if path.name not in known:
+                if prune and write:
+                    path.unlink()
+                    report.outcomes.append(FileOutcome(path, "pruned"))
+                else:
+                    report.outcomes.append(FileOutcome(path, "stale"))
+    return report
+
+
+def checkout_target(path, repository, branch_name) -> tuple[Path, Branch]:
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise SyncError(f"{root} is not a directory; pass the path of a {repository} checkout to --into.")
+    missing = [name for name in (".git", ".flox") if not (root / name).exists()]
+    if missing:
+        raise SyncError(
+            f"{root} is not a build-repo checkout (no {' or '.join(missing)}); clone {repository} there first."
+        )
+    return root, select_branches([repository], [branch_name])[0]
+
+
+# ---------------------------------------------------------------- importing
+
+@dataclass
+class ImportReport:
+    lines: list[tuple[str, str, str]] = field(default_factory=list)  # (file, outcome, detail)
+    branch_outcome: str = ""
+
+    def add(self, name, outcome, detail=""):
+        self.lines.append((name, outcome, detail))
+
+    def count(self, outcome) -> int:
+        return sum(1 for _, o, _ in self.lines if o == outcome)
+
+    def summary(self) -> str:
+        c = Counter(o for _, o, _ in self.lines)
+        return (f"branch {self.branch_outcome}; variants: {c['created']} created, {c['updated']} updated, "
+                f"{c['unchanged']} unchanged, {c['rejected']} rejected")
+
+
+def _flatten(exc: ValidationError) -> str:
+    if hasattr(exc, "message_dict"):
+        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+def _parse_all(root: Path):
+    pkgs = root / PKGS_DIR
+    if not pkgs.is_dir():
+        raise SyncError(f"{root} has no {PKGS_DIR} directory; pass the root of a build-repo checkout.")
+    parsed = []
+    for path in sorted(pkgs.glob("*.nix")):
+        try:
+            facts = parse_recipe(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise SyncError(f"{path}: line 1: not UTF-8 text; nothing was imported.") from exc
+        except ParseError as exc:
+            raise SyncError(f"{path}: line {exc.line}: {exc.reason}; nothing was imported.") from exc
+        parsed.append((path, facts))
+    return parsed
+
+
+def _branch_values(root: Path, repository: str, branch_name: str):
+    path = root / BUILD_MATRIX
+    if not path.is_file():
+        return None
+    try:
+        values = parse_branch_facts(path.read_text(encoding="utf-8"))
+    except ParseError as exc:
+        raise SyncError(f"{path}: line {exc.line}: {exc.reason}; nothing was imported.") from exc
+    if (values.pop("repository"), values.pop("name")) != (repository, branch_name):
+        raise SyncError(f"{path} describes another branch; check --repository and --branch.")
+    return values
+
+
+def _apply_branch(report, root, repository, branch_name, parsed) -> Branch:
+    values = _branch_values(root, repository, branch_name)
+    branch = Branch.objects.filter(repository=repository, name=branch_name).first()
+    if values is None:
+        if branch is None:
+            raise SyncError(
+                f"{root / BUILD_MATRIX} is missing, so the new branch {repository}:{branch_name} has no "
+                "PyTorch version or Python; export it once or create the branch in the admin first."
+            )
+        report.branch_outcome = "unchanged (no BUILD_MATRIX.md facts)"
+        return branch
+    pytorch_branch_name = values.pop("pytorch_branch")
+    values["pytorch_branch"] = None
+    if pytorch_branch_name:
+        values["pytorch_branch"] = Branch.objects.filter(repository="build-pytorch", name=pytorch_branch_name).first()
+        if values["pytorch_branch"] is None:
+            raise SyncError(
+                f"{root / BUILD_MATRIX} names PyTorch branch {pytorch_branch_name!r}, which the catalogue lacks; "
+                "import that build-pytorch branch first."
+            )
+    pins = {f.nixpkgs_pin for _, f in parsed if f.nixpkgs_pin is not None}
+    if pins - {values["nixpkgs_pin"]}:
+        raise SyncError(
+            f"The recipes pin nixpkgs {', '.join(sorted(pins))} but BUILD_MATRIX.md says "
+            f"{values['nixpkgs_pin'] or 'TBD'}; make them agree, then import again."
+        )
+    outcome = "created" if branch is None else "unchanged"
+    if branch is None:
+        branch = Branch(repository=repository, name=branch_name, **values)
+    else:
+        for name, value in values.items():
+            if getattr(branch, name) != value:
+                setattr(branch, name, value)
+                outcome = "updated"
+    if outcome != "unchanged":
+        try:
+            branch.full_clean()
+        except ValidationError as exc:
+            raise SyncError(f"{root / BUILD_MATRIX}: {_flatten(exc)}; nothing was imported.") from exc
+        branch.save()
+    report.branch_outcome = outcome
+    return branch
+
+
+VARIANT_FIELDS = ("library", "backend", "cuda_version", "gpu_arch", "cpu_isa", "platform", "python_version",
+                  "blas", "depends_on", "use_case", "notes", "disabled_features", "extra_cmake_flags", "metadata_rev")
+
+
+def _variant_values(facts, branch, archs, isas_by_flags, isas):
+    """The variant a recipe describes, or a list of reasons it differs from the rules."""
+    problems = []
+    arch = archs.get(facts.sm) if facts.sm else None
+    if facts.sm and arch is None:
+        problems.append(f"gpuArchNum {facts.sm[2:]} is no catalogued GPU architecture")
+    isa = isas_by_flags.get(tuple(facts.cpu_flags)) if facts.cpu_flags else None
+    if facts.cpu_flags and isa is None:
+        problems.append(f"cpuFlags {' '.join(facts.cpu_flags)} match no catalogued CPU ISA")
+    if isa and facts.cpu_isa and facts.cpu_isa != isa.slug:
+        problems.append(f"passthru.cpuISA {facts.cpu_isa!r} contradicts cpuFlags ({isa.slug})")
+    if not isa and facts.cpu_isa and facts.backend != "mps":
+        isa = isas.get(facts.cpu_isa)
+    if len(facts.platforms) != 1:
+        problems.append(f"platforms lists {len(facts.platforms)} systems; a variant targets exactly one")
+    try:
+        named = naming.parse(facts.pname)
+    except naming.InvalidName as exc:
+        named = None
+        problems.append(str(exc))
+    built = (facts.library, facts.python_version, facts.backend, facts.cuda_version, facts.sm, isa.slug if isa else "")
+    if named:
+        stated = (named.library, named.python_version, named.backend, named.cuda_version, named.sm, named.isa)
+        labels = ("library", "Python", "backend", "CUDA", "GPU architecture", "CPU ISA")
+        for label, want, got in zip(labels, stated, built):
+            if want != got:
+                problems.append(f"the name says {label} {want or 'none'} but the recipe builds {got or 'none'}")
+    if facts.library == "pytorch":
+        for feature in facts.disabled_features:
+            env = exporters.profiles.FEATURE_ENV.get(feature)
+            if env and env not in facts.switched_off_env:
+                problems.append(f"passthru.disabledFeatures lists {feature} but the recipe never exports {env}=0")
+    values = {
+        "library": facts.library, "backend": facts.backend, "cuda_version": facts.cuda_version,
+        "gpu_arch": arch, "cpu_isa": isa, "platform": facts.platforms[0] if facts.platforms else "",
+        "python_version": facts.python_version, "blas": facts.blas, "use_case": facts.use_case,
+        "notes": facts.notes, "disabled_features": list(facts.disabled_features),
+        "extra_cmake_flags": list(facts.extra_cmake_flags), "metadata_rev": facts.metadata_rev,
+        "depends_on": None,
+    }
+    return values, problems
+
+
+def _dependency(facts, branch, imported):
+    if facts.library == "pytorch":
+        return None, None
+    if facts.imports:
+        dep = imported.get(facts.imports) or Variant.objects.filter(branch=branch, pname=facts.imports).first()
+        if dep is None:
+            return None, f"imports ./{facts.imports}.nix, which is not a PyTorch recipe of this checkout"
+        return dep, None
+    if facts.built_against:
+        repo, name, pname = facts.built_against
+        dep = Variant.objects.filter(branch__repository=repo, branch__name=name, pname=pname).first()
+        if dep is None:
+            return None, f"builds against {repo}:{name} {pname}, which the catalogue lacks (import that branch first)"
+        return dep, None
+    return None, "a companion recipe must import its PyTorch recipe or say `# Built against:`"
+
+
+def import_checkout(path, repository, branch_name, dry_run=False) -> ImportReport:
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise SyncError(f"{root} is not a directory; pass the root of a {repository} checkout.")
+    parsed = _parse_all(root)
+    report = ImportReport()
+    archs = {a.sm: a for a in GpuArchitecture.objects.all()}
+    all_isas = list(CpuIsa.objects.all())
+    isas_by_flags = {tuple(i.compiler_flags): i for i in all_isas}
+    isas = {i.slug: i for i in all_isas}
+    with transaction.atomic():
+        branch = _apply_branch(report, root, repository, branch_name, parsed)
+        existing = {v.pname: v for v in Variant.objects.filter(branch=branch)}
+        imported: dict[str, Variant] = {}
+        # PyTorch first: companions point at it.
+        for file, facts in sorted(parsed, key=lambda item: (item[1].library != "pytorch", item[0].name)):
+            values, problems = _variant_values(facts, branch, archs, isas_by_flags, isas)
+            if file.name != f"{facts.pname}.nix":
+                problems.append(f"the file name does not match pname {facts.pname!r}")
+            dep, problem = _dependency(facts, branch, imported)
+            if problem:
+                problems.append(problem)
+            values["depends_on"] = dep
+            if problems:
+                report.add(file.name, "rejected", "; ".join(problems))
+                continue
+            variant = existing.get(facts.pname)
+            outcome = "unchanged"
+            if variant is None:
+                variant = Variant(branch=branch, pname=facts.pname, status="recipe", **values)
+                outcome = "created"
+            else:
+                for name in VARIANT_FIELDS:
+                    if getattr(variant, name) != values[name]:
+                        setattr(variant, name, values[name])
+                        outcome = "updated"
+            if outcome != "unchanged":
+                try:
+                    variant.full_clean()
+                except ValidationError as exc:
+                    report.add(file.name, "rejected", _flatten(exc))
+                    continue
+                variant.save()
+            imported[variant.pname] = variant
+            report.add(file.name, outcome)
+        for pname in sorted(set(existing) - {f.pname for _, f in parsed}):
+            report.add(f"{pname}.nix", "missing", "in the catalogue but not in the checkout (kept)")
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
