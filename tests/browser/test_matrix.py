@@ -1,0 +1,96 @@
+"""The variant matrix in Chromium: htmx filtering, history, grid links, no-JS, labels."""
+import re
+
+import pytest
+from django.core.cache import cache
+from playwright.sync_api import expect
+
+from catalog.models import Variant
+
+
+@pytest.fixture
+def matrix(page, seeded_live_server):
+    cache.clear()
+    page.goto(f"{seeded_live_server.url}/variants/")
+    expect(page.get_by_test_id("result-count")).to_have_text("812")
+    return page
+
+
+def rows(page):
+    return page.locator("table.matrix-list tbody tr")
+
+
+def test_filter_by_gpu_swaps_the_results_and_updates_the_url(matrix):
+    page = matrix
+    form_before = page.locator("#matrix-filters").element_handle()
+    page.get_by_label("SM90 Hopper").check()
+    expected = Variant.objects.filter(gpu_arch__sm="sm90").count()
+    expect(page.get_by_test_id("result-count")).to_have_text(str(expected))
+    expect(page).to_have_url(re.compile(r"/variants/\?.*gpu=sm90"))
+    assert rows(page).count() == expected
+    # Only the results were swapped: the form element is the same node.
+    assert page.evaluate("(f) => document.contains(f)", form_before)
+
+
+def test_back_restores_the_previous_selection(matrix):
+    page = matrix
+    page.get_by_label("SM90 Hopper").check()
+    expect(page).to_have_url(re.compile(r"gpu=sm90"))
+    page.get_by_label("torchvision", exact=True).check()
+    both = Variant.objects.filter(gpu_arch__sm="sm90", library="torchvision").count()
+    expect(page.get_by_test_id("result-count")).to_have_text(str(both))
+    page.go_back()
+    expect(page).not_to_have_url(re.compile(r"library=torchvision"))
+    expect(page.get_by_test_id("result-count")).to_have_text(
+        str(Variant.objects.filter(gpu_arch__sm="sm90").count())
+    )
+    expect(page.get_by_label("torchvision", exact=True)).not_to_be_checked()
+
+
+def test_grid_cell_opens_the_variant_page(page, seeded_live_server):
+    cache.clear()
+    page.goto(f"{seeded_live_server.url}/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch")
+    cell = page.get_by_role("link", name="pytorch-python313-cuda12_8-sm90-avx512", exact=True)
+    cell.click()
+    expect(page).to_have_url(re.compile(r"/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/$"))
+    expect(page.locator("h1")).to_contain_text("pytorch-python313-cuda12_8-sm90-avx512")
+
+
+def test_switching_to_the_grid_view_keeps_the_filters(matrix):
+    page = matrix
+    page.get_by_label("cuda-13_0").check()
+    expect(page.get_by_test_id("result-count")).to_have_text("12")
+    page.get_by_label("Grid").check()
+    expect(page.locator("table.grid")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"view=grid"))
+    expect(page.get_by_test_id("result-count")).to_have_text("12")
+
+
+def test_works_without_javascript(browser, seeded_live_server):
+    cache.clear()
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{seeded_live_server.url}/variants/")
+    page.get_by_label("SM121 DGX Spark").check()
+    page.get_by_role("button", name="Apply filters").click()
+    expect(page).to_have_url(re.compile(r"gpu=sm121"))
+    expected = Variant.objects.filter(gpu_arch__sm="sm121").count()
+    expect(page.get_by_test_id("result-count")).to_have_text(str(expected))
+    assert rows(page).count() == expected
+    expect(page.get_by_label("SM121 DGX Spark")).to_be_checked()
+    context.close()
+
+
+def test_a_bad_value_shows_the_error_beside_the_field(page, seeded_live_server):
+    page.goto(f"{seeded_live_server.url}/variants/?gpu=sm999")
+    expect(page.locator("#filter-gpu .field-error")).to_contain_text("sm999 is not one of the available choices")
+
+
+def test_every_form_control_has_a_label(matrix):
+    unlabelled = matrix.evaluate(
+        """() => [...document.querySelectorAll('#matrix-filters input, #matrix-filters select')]
+               .filter(el => el.type !== 'hidden' && el.labels.length === 0)
+               .map(el => el.name + '=' + el.value)"""
+    )
+    assert unlabelled == []
+    assert matrix.locator("#matrix-filters input, #matrix-filters select").count() > 40

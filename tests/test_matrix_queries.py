@@ -1,0 +1,51 @@
+"""The matrix's query count does not grow with the catalogue: seed size and four times that."""
+import pytest
+from django.core.cache import cache
+
+from catalog import cache as catalogue_cache
+from catalog.models import Branch, Variant
+
+pytestmark = pytest.mark.django_db
+# Cold cache: the filters' choices (4 queries) and the variants (1); the same bound at every size.
+MAX_QUERIES = 6
+PAGES = ["/variants/", "/variants/?view=grid", "/variants/?q=H100&sort=-gpu", "/api/variants", "/variants/?format=csv"]
+
+
+def grow_catalogue(copies):
+    """Clone every branch with all its variants `copies` times, in bulk."""
+    fields = [f.attname for f in Variant._meta.concrete_fields if f.attname != "id"]
+    originals = list(Branch.objects.all())
+    variants = list(Variant.objects.all())
+    for n in range(copies):
+        for branch in originals:
+            clone = Branch.objects.get(pk=branch.pk)
+            clone.pk = None
+            clone.name = f"{branch.name}-copy{n}"
+            clone.is_default = False
+            clone.save()
+            Variant.objects.bulk_create(
+                Variant(**{**{f: getattr(v, f) for f in fields}, "branch_id": clone.pk})
+                for v in variants
+                if v.branch_id == branch.pk
+            )
+    catalogue_cache.bump_version()  # bulk_create sends no signals
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_query_count_at_seed_size(client, django_assert_max_num_queries, url):
+    cache.clear()
+    with django_assert_max_num_queries(MAX_QUERIES):
+        response = client.get(url)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_query_count_at_four_times_the_seed(client, django_assert_max_num_queries, url):
+    grow_catalogue(3)
+    assert Variant.objects.count() == 4 * 812
+    cache.clear()
+    with django_assert_max_num_queries(MAX_QUERIES):
+        response = client.get(url)
+    assert response.status_code == 200
+    if url == "/api/variants":
+        assert response.json()["count"] == 4 * 812
