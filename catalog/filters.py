@@ -83,6 +83,7 @@ class VariantFilter(django_filters.FilterSet):
     status = _multi("Status", STATUSES, "status")
     sort = SortFilter(
         label="Sort by",
+        empty_label="Branch, library, hardware",
         fields=[(field, key) for key, field in SORT_FIELDS.items()],
         field_labels={field: key for key, field in SORT_FIELDS.items()},
     )
