@@ -322,4 +322,4 @@ def test_manage_py_check_exits_1_in_a_subprocess(tmp_path):
     checked = subprocess.run(base + ["--check"], capture_output=True, text=True, cwd=root)
     assert checked.returncode == 1 and "would update" in checked.stdout
     bad = subprocess.run(base[:-1] + ["missing"], capture_output=True, text=True, cwd=root)
-    assert bad.returncode != 0 and "Unknown branch 'missing'" in bad.stderr
+    assert bad.returncode == 2 and "Unknown branch 'missing'" in bad.stderr

@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 targets, libraries=opts["library"], dry_run=opts["dry_run"], check=opts["check"], prune=opts["prune"]
             )
         except recipe_sync.SyncError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(str(exc), returncode=2) from exc
         verbose = opts["verbosity"] > 1 or opts["dry_run"]
         for outcome in report.outcomes:
             if outcome.action in ("stale", "pruned"):

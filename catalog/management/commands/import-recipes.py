@@ -24,7 +24,7 @@ class Command(BaseCommand):
         try:
             report = recipe_sync.import_checkout(opts["path"], opts["repository"], opts["branch"], dry_run=opts["dry_run"])
         except recipe_sync.SyncError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(str(exc), returncode=2) from exc
         for name, outcome, detail in report.lines:
             line = f"{outcome}: {name}" + (f" — {detail}" if detail else "")
             if outcome == "rejected":
