@@ -28,6 +28,7 @@ SORT_FIELDS = {
     "platform": "platform",
     "status": "status",
 }
+MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
 Checkboxes = forms.CheckboxSelectMultiple
 
@@ -37,6 +38,13 @@ class MatrixForm(forms.Form):
 
     view = forms.ChoiceField(choices=VIEWS, required=False, widget=forms.RadioSelect, label="View")
     format = forms.ChoiceField(choices=FORMATS, required=False, label="Format")
+
+    def clean_q(self):
+        # Each word becomes a LIKE pattern; SQLite refuses overlong ones, and a search needs few.
+        value = self.cleaned_data.get("q") or ""
+        if len(value.split()) > MAX_SEARCH_WORDS:
+            raise forms.ValidationError(f"Search with at most {MAX_SEARCH_WORDS} words.")
+        return value
 
     def clean_view(self):
         return self.cleaned_data.get("view") or "list"
@@ -69,6 +77,7 @@ class VariantFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(
         label="Search",
         method="filter_text",
+        max_length=MAX_SEARCH_LENGTH,
         help_text="package name, GPU model (e.g. RTX 4090, H100) or use case",
     )
     repository = _multi("Repository", REPOSITORIES, "branch__repository")

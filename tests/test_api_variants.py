@@ -86,3 +86,18 @@ def test_a_write_changes_the_answer_and_its_etag(client):
     assert second.status_code == 200
     assert [r["pname"] for r in second.json()["results"]] == ["pytorch-python313-cpu-avx2"]
     assert second["ETag"] != first["ETag"]
+
+
+@pytest.mark.parametrize(
+    "q, message",
+    [("x" * 101, "at most 100 characters"), ("a b c d e f g h i", "at most 8 words"), ("a\x00b", "Null characters")],
+)
+def test_unusable_search_text_is_400_with_a_message(client, q, message):
+    response = client.get("/api/variants", {"q": q})
+    assert response.status_code == 400
+    assert message in response.json()["fields"]["q"][0]
+
+
+def test_only_get_and_head_are_allowed(client):
+    assert client.post("/api/variants").status_code == 405
+    assert client.head("/api/variants?gpu=sm90").status_code == 200

@@ -173,3 +173,14 @@ def test_form_fields_all_have_labels(client):
     assert len(ids) > 40
     for field_id in ids:
         assert f'for="{field_id}"' in form, field_id
+
+
+def test_overlong_search_is_400_beside_the_search_box(client):
+    response = client.get("/variants/", {"q": "x" * 500})
+    assert response.status_code == 400
+    field = re.search(r'<label for="id_q">.*?</div>', response.content.decode(), re.S)[0]
+    assert "at most 100 characters" in field
+
+
+def test_matrix_refuses_post(client):
+    assert client.post("/variants/", {"gpu": "sm90"}).status_code == 405

@@ -14,6 +14,7 @@ from django.http import HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from catalog import cache, selectors
 from catalog.filters import VariantFilter
@@ -91,6 +92,7 @@ def _results_context(request, filterset) -> dict:
     return context
 
 
+@require_safe
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv."""
     partial = bool(request.htmx) and not request.htmx.history_restore_request
@@ -137,6 +139,7 @@ def _csv(request, filterset) -> str:
     return out.getvalue()
 
 
+@require_safe
 def api_variants(request):
     """`{"count": N, "results": [...]}` for the same parameters as /variants/; 400 with the reasons."""
     tag = cache.etag(*cache.request_key(request, request.get_host()))
