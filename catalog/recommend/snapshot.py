@@ -1,0 +1,228 @@
+"""A plain, read-only picture of the catalogue that the engine reads.
+
+The engine never touches the database: a caller builds a `Catalogue` once (from querysets, from
+fixtures, or by hand in tests) and hands it to `recommend()`. Every record is a frozen dataclass
+of strings, numbers and tuples, so a snapshot can be cached and shared between threads.
+
+Building one from the Django models (in a selector; this module imports no Django)::
+
+    Catalogue.from_objects(
+        variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa"),
+        branches=Branch.objects.all(),
+        architectures=GpuArchitecture.objects.all(),
+        gpu_models=GpuModel.objects.select_related("architecture"),
+        isas=CpuIsa.objects.all(),
+    )
+
+`from_objects` only reads attributes (duck typing): a variant needs `pname`, `branch`
+(`.repository`, `.name`), `library`, `backend`, `cuda_version`, `gpu_arch` (`.sm`, or None),
+`cpu_isa` (`.slug`, or None), `platform`, `python_version`, `status`; the other records read the
+fields named in their dataclasses below (a GPU model reads `architecture.sm`; a branch reads
+`vllm_version` when the model has it, "" otherwise).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catalog import naming
+
+
+def _tuple(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,) if value else ()
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    pname: str
+    repository: str  # build-pytorch | build-torchvision | build-torchaudio
+    branch: str  # branch name within the repository, e.g. "main"
+    library: str  # pytorch | torchvision | torchaudio
+    backend: str  # cuda | cpu | mps
+    platform: str  # x86_64-linux | aarch64-linux | aarch64-darwin
+    python_version: str  # "3.13"
+    cuda_version: str = ""  # "12.8" for CUDA builds
+    sm: str = ""  # "sm90" for CUDA builds
+    isa: str = ""  # CPU ISA slug; "" for MPS
+    status: str = "recipe"
+
+    @property
+    def branch_key(self) -> tuple[str, str]:
+        return (self.repository, self.branch)
+
+
+@dataclass(frozen=True)
+class BranchInfo:
+    repository: str
+    name: str
+    pytorch_version: str
+    python_version: str
+    cuda_versions: tuple = ()  # newest first, as the seeds state them: ("12.9", "12.8")
+    torchvision_version: str = ""
+    min_driver: int | None = None
+    is_default: bool = False  # the default branch of its repository
+    preference: int = 50  # lower = preferred when several branches fit
+    vllm_version: str = ""  # "0.14.0" on the vLLM-pinned branches
+    purpose: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "cuda_versions", _tuple(self.cuda_versions))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.repository, self.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.repository} {self.name}"
+
+
+@dataclass(frozen=True)
+class ArchitectureInfo:
+    sm: str  # "sm90"
+    compute_capability: str  # "9.0"
+    name: str  # "Hopper"
+    min_driver: int | None = None
+    min_cuda: str = ""
+    max_cuda: str = ""
+
+    @property
+    def cc_key(self) -> tuple[int, ...]:
+        return naming.version_key(self.compute_capability)
+
+
+@dataclass(frozen=True)
+class GpuModelInfo:
+    name: str  # "H100"
+    sm: str  # "sm90"
+    aliases: tuple = ()  # other spellings: ("NVIDIA H100 80GB HBM3", "H100 SXM")
+
+    def __post_init__(self):
+        object.__setattr__(self, "aliases", _tuple(self.aliases))
+
+
+@dataclass(frozen=True)
+class IsaInfo:
+    slug: str  # "avx512"
+    label: str  # "AVX-512"
+    arch: str  # x86_64 | aarch64
+    rank: int = 0  # order within its architecture, oldest hardware first
+    compiler_flags: tuple = ()  # as in the recipes' cpuFlags
+    required_features: tuple = ()  # /proc/cpuinfo names a machine needs
+    hardware: str = ""  # prose, e.g. "NVIDIA Grace, ARM Neoverse V1/V2, AWS Graviton3+"
+
+    def __post_init__(self):
+        object.__setattr__(self, "compiler_flags", _tuple(self.compiler_flags))
+        object.__setattr__(self, "required_features", _tuple(self.required_features))
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Everything the engine needs, as plain records. Lists are turned into tuples."""
+
+    variants: tuple = ()
+    branches: tuple = ()
+    architectures: tuple = ()
+    gpu_models: tuple = ()
+    isas: tuple = ()
+    _index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        for name in ("variants", "branches", "architectures", "gpu_models", "isas"):
+            object.__setattr__(self, name, _tuple(getattr(self, name)))
+        self._index.update(
+            branches={b.key: b for b in self.branches},
+            archs={a.sm: a for a in self.architectures},
+            isas={i.slug: i for i in self.isas},
+        )
+
+    # -- lookups -------------------------------------------------------------------------
+    def branch(self, repository: str, name: str) -> BranchInfo | None:
+        return self._index["branches"].get((repository, name))
+
+    def branch_of(self, variant: VariantInfo) -> BranchInfo | None:
+        return self.branch(variant.repository, variant.branch)
+
+    def architecture(self, sm: str) -> ArchitectureInfo | None:
+        return self._index["archs"].get(sm)
+
+    def architecture_for_cc(self, cc: str) -> ArchitectureInfo | None:
+        key = naming.version_key(cc)[:2]
+        for arch in self.architectures:
+            if arch.cc_key[:2] == key:
+                return arch
+        return None
+
+    def isa(self, slug: str) -> IsaInfo | None:
+        return self._index["isas"].get(slug)
+
+    def isas_for(self, arch: str) -> list[IsaInfo]:
+        return sorted((i for i in self.isas if i.arch == arch), key=lambda i: i.rank)
+
+    # -- construction from ORM-like objects (duck typed; no Django import) -----------------
+    @classmethod
+    def from_objects(cls, *, variants, branches, architectures, gpu_models, isas) -> "Catalogue":
+        return cls(
+            variants=[
+                VariantInfo(
+                    pname=v.pname,
+                    repository=v.branch.repository,
+                    branch=v.branch.name,
+                    library=v.library,
+                    backend=v.backend,
+                    platform=v.platform,
+                    python_version=v.python_version,
+                    cuda_version=v.cuda_version or "",
+                    sm=v.gpu_arch.sm if getattr(v, "gpu_arch", None) else "",
+                    isa=v.cpu_isa.slug if getattr(v, "cpu_isa", None) else "",
+                    status=v.status,
+                )
+                for v in variants
+            ],
+            branches=[
+                BranchInfo(
+                    repository=b.repository,
+                    name=b.name,
+                    pytorch_version=b.pytorch_version,
+                    python_version=b.python_version,
+                    cuda_versions=list(b.cuda_versions or []),
+                    torchvision_version=getattr(b, "torchvision_version", "") or "",
+                    min_driver=b.min_driver,
+                    is_default=bool(b.is_default),
+                    preference=b.preference,
+                    vllm_version=getattr(b, "vllm_version", "") or "",
+                    purpose=getattr(b, "purpose", "") or "",
+                )
+                for b in branches
+            ],
+            architectures=[
+                ArchitectureInfo(
+                    sm=a.sm,
+                    compute_capability=a.compute_capability,
+                    name=a.name,
+                    min_driver=a.min_driver,
+                    min_cuda=a.min_cuda or "",
+                    max_cuda=getattr(a, "max_cuda", "") or "",
+                )
+                for a in architectures
+            ],
+            gpu_models=[
+                GpuModelInfo(name=m.name, sm=m.architecture.sm, aliases=list(m.aliases or []))
+                for m in gpu_models
+            ],
+            isas=[
+                IsaInfo(
+                    slug=i.slug,
+                    label=i.label,
+                    arch=i.arch,
+                    rank=i.rank,
+                    compiler_flags=list(i.compiler_flags or []),
+                    required_features=list(i.required_features or []),
+                    hardware=getattr(i, "hardware", "") or "",
+                )
+                for i in isas
+            ],
+        )
