@@ -133,23 +133,30 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 # The catalogue version and the rendered fragments (catalog/cache.py) must be shared by every
 # server process, or a write seen by one gunicorn worker leaves the others serving stale pages.
-# Development (one runserver process) keeps them in memory; production (DEBUG off) keeps them in
-# the database (`manage.py createcachetable`, run by `make serve`). DJANGO_CACHE=locmem|database
-# overrides the choice.
-CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if DEBUG else "database")
-if CACHE_BACKEND not in {"locmem", "database"}:
-    raise ImproperlyConfigured(f"DJANGO_CACHE must be 'locmem' or 'database', not {CACHE_BACKEND!r}.")
-CACHES = {
-    "default": (
-        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"}
-        if CACHE_BACKEND == "locmem"
-        else {
-            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-            "LOCATION": "catalogue_cache",
-            "OPTIONS": {"MAX_ENTRIES": 2000},
-        }
-    )
+#   DJANGO_CACHE=locmem    one process only (development default: runserver, tests)
+#   DJANGO_CACHE=file      every process on one host (production default; DJANGO_CACHE_DIR,
+#                          default .cache/ in the project): fastest shared choice (bench/load.py)
+#   DJANGO_CACHE=database  every process on every host (`manage.py createcachetable`, run by
+#                          `make serve`); about 3x slower than file on the matrix page here
+CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if DEBUG else "file")
+CACHE_BACKENDS = {
+    "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"},
+    "file": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": os.environ.get("DJANGO_CACHE_DIR", str(BASE_DIR / ".cache")),
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+    "database": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "catalogue_cache",
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
 }
+if CACHE_BACKEND not in CACHE_BACKENDS:
+    raise ImproperlyConfigured(
+        f"DJANGO_CACHE must be one of {', '.join(CACHE_BACKENDS)}, not {CACHE_BACKEND!r}."
+    )
+CACHES = {"default": CACHE_BACKENDS[CACHE_BACKEND]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
