@@ -11,6 +11,8 @@ from catalog.models import Variant
 @pytest.fixture
 def matrix(page, seeded_live_server):
     cache.clear()
+    page.csp_violations = []
+    page.on("console", lambda m: "Content Security Policy" in m.text and page.csp_violations.append(m.text))
     page.goto(f"{seeded_live_server.url}/variants/")
     expect(page.get_by_test_id("result-count")).to_have_text("812")
     return page
@@ -30,6 +32,7 @@ def test_filter_by_gpu_swaps_the_results_and_updates_the_url(matrix):
     assert rows(page).count() == expected
     # Only the results were swapped: the form element is the same node.
     assert page.evaluate("(f) => document.contains(f)", form_before)
+    assert page.csp_violations == []  # htmx runs under the site's Content-Security-Policy
 
 
 def test_back_restores_the_previous_selection(matrix):
