@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class CatalogConfig(AppConfig):
     name = "catalog"
     verbose_name = "Variant catalogue"
+
+    def ready(self):
+        # Connects the signals that bump the catalogue version on every write, in every process
+        # (web workers and management commands alike), so cached pages never go stale.
+        from catalog import cache  # noqa: F401

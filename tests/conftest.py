@@ -5,6 +5,7 @@ Transactional tests (live_server, browser) flush the database; they reload it th
 (see `seeded_live_server` in tests/browser/conftest.py). pytest-django runs them last.
 """
 import pytest
+from django.core.cache import cache
 
 from catalog.seeding import load_catalogue
 
@@ -13,3 +14,12 @@ from catalog.seeding import load_catalogue
 def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         load_catalogue()
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Rendered fragments are cached per catalogue version; rolled-back test writes would leave
+    entries keyed on versions a later test reaches again."""
+    cache.clear()
+    yield
+    cache.clear()
