@@ -178,3 +178,32 @@ def matrix_choices():
         "cuda": [(c, c) for c in sorted(cudas, key=version_key)],
         "python": [(p, p) for p in sorted(pythons, key=version_key)],
     }
+
+
+# --- The "which variant?" engine's catalogue (catalog/views/wizard.py, which-variant) -------
+_RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
+
+
+def _build_recommend_catalogue():
+    from catalog.models import GpuModel
+    from catalog.recommend import Catalogue
+
+    return Catalogue.from_objects(
+        variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by("pk"),
+        branches=Branch.objects.order_by("repository", "preference", "name"),
+        architectures=GpuArchitecture.objects.all(),
+        gpu_models=GpuModel.objects.select_related("architecture").order_by("pk"),
+        isas=CpuIsa.objects.all(),
+    )
+
+
+def recommend_catalogue():
+    """The engine's snapshot of the catalogue (plain records), built with 5 queries and cached
+    per catalogue version (catalog.cache), so every write retires it; kept in-process too."""
+    from catalog import cache
+
+    version = cache.catalogue_version()
+    if _RECOMMEND_MEMO.get("version") != version:
+        _RECOMMEND_MEMO["catalogue"] = cache.cached("recommend-catalogue", _build_recommend_catalogue)
+        _RECOMMEND_MEMO["version"] = version
+    return _RECOMMEND_MEMO["catalogue"]

@@ -3,6 +3,7 @@ from django.urls import path
 from catalog.views import browse
 from catalog.views import builds
 from catalog.views import matrix
+from catalog.views import wizard
 
 app_name = "catalog"
 
@@ -34,5 +35,8 @@ urlpatterns = [
     # Variant matrix and its data out (catalog/views/matrix.py)
     path("variants/", matrix.variant_matrix, name="variants"),
     path("api/variants", matrix.api_variants, name="api-variants"),
+    # Which variant? (catalog/views/wizard.py)
+    path("wizard/", wizard.wizard, name="wizard"),
+    path("api/recommend", wizard.api_recommend, name="api-recommend"),
     # Routes are grouped by area; each area's views live in catalog/views/<area>.py.
 ]

@@ -1,0 +1,35 @@
+// The wizard (/wizard/): copy buttons that survive htmx swaps, and focus on the new step.
+// Without JavaScript every step is a plain GET form and the commands stay selectable text.
+(function () {
+  function showCopyButtons(root) {
+    if (!navigator.clipboard) return;
+    root.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
+      if (document.getElementById(button.dataset.copy)) button.hidden = false;
+    });
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button.copy[data-copy]");
+    if (!button || !navigator.clipboard) return;
+    var source = document.getElementById(button.dataset.copy);
+    if (!source) return;
+    var label = button.dataset.label || button.textContent;
+    button.dataset.label = label;
+    navigator.clipboard.writeText(source.textContent.trim()).then(
+      function () { button.textContent = "Copied"; },
+      function () { button.textContent = "Copy failed — select the text"; }
+    ).then(function () {
+      setTimeout(function () { button.textContent = label; }, 2000);
+    });
+  });
+  document.addEventListener("DOMContentLoaded", function () { showCopyButtons(document); });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var wizard = document.getElementById("wizard");
+    if (!wizard) return;
+    showCopyButtons(wizard);
+    var target = wizard.querySelector("#result h2, .wizard-step legend");
+    if (target) {
+      target.setAttribute("tabindex", "-1");
+      target.focus({ preventScroll: false });
+    }
+  });
+})();
