@@ -222,3 +222,21 @@ def test_a_big_cpuinfo_is_trimmed_to_whole_processor_blocks():
     trimmed = host_probe.trim_cpuinfo(text)
     assert len(trimmed) <= host_probe.CPUINFO_LIMIT + 2
     assert trimmed.startswith(block) and trimmed.count("flags") >= 1
+
+
+@pytest.mark.django_db
+def test_detect_replaying_the_real_h100_capture(tmp_path, monkeypatch):
+    """tests/data/hosts/h100-detect/ is what `python3 -m catalog.host_probe --save` read on a real
+    H100 machine (no Django there); tests/data/detect-runs/h100.json is `which-variant --detect
+    --json` over exactly those outputs."""
+    bin_dir = tmp_path / "bin"
+    fake_nvidia_smi(bin_dir, host="h100-detect")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    proc = fake_proc(tmp_path / "proc", "h100-detect")
+    out, err = io.StringIO(), io.StringIO()
+    code = wizard_input.run_cli({"detect": True, "json": True}, out, err, probe=lambda: host_probe.probe(proc=proc))
+    body = json.loads(out.getvalue())
+    assert code == 0
+    assert body["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
+    kept = json.loads((HOSTS.parent / "detect-runs" / "h100.json").read_text())
+    assert body["variant"] == kept["variant"] and body["reasons"] == kept["reasons"]
