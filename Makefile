@@ -28,8 +28,10 @@ test: setup
 	$(PY) -m pytest
 
 # The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
+# Its database is migrated and loaded first, as `setup` does for SQLite, because some tests run
+# manage.py in a subprocess against the configured (not the test) database.
 test-postgres: setup
-	scripts/with-postgres.sh $(PY) -m pytest
+	scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
 
 # Production mode under gunicorn: collectstatic (compressed, hashed), whitenoise, 127.0.0.1:$(PORT).
 serve: setup
