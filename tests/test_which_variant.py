@@ -240,3 +240,33 @@ def test_detect_replaying_the_real_h100_capture(tmp_path, monkeypatch):
     assert body["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
     kept = json.loads((HOSTS.parent / "detect-runs" / "h100.json").read_text())
     assert body["variant"] == kept["variant"] and body["reasons"] == kept["reasons"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "options, kept",
+    [
+        ({"json": True}, "which-variant-detect.json"),
+        ({}, "which-variant-detect.txt"),
+        ({"workload": "int8-inference"}, "which-variant-detect-int8.txt"),
+    ],
+)
+def test_detect_replaying_manage_py_on_a_real_h100(tmp_path, monkeypatch, options, kept):
+    """`python3 manage.py which-variant --detect [--json | --workload int8-inference]` ran on a real
+    H100 machine; tests/data/detect-runs/h100-manage-py/ keeps what it printed and
+    tests/data/hosts/h100-manage-py/ the tool outputs it read (--save-detected). Replaying those
+    outputs here must print the same answer."""
+    bin_dir = tmp_path / "bin"
+    fake_nvidia_smi(bin_dir, host="h100-manage-py")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    proc = fake_proc(tmp_path / "proc", "h100-manage-py")
+    out, err = io.StringIO(), io.StringIO()
+    code = wizard_input.run_cli({"detect": True, **options}, out, err, probe=lambda: host_probe.probe(proc=proc))
+    assert code == 0
+    printed = (HOSTS.parent / "detect-runs" / "h100-manage-py" / kept).read_text()
+    if options.get("json"):
+        assert json.loads(out.getvalue()) == json.loads(printed)
+    else:
+        # The real run also printed where --save-detected put the files, and its exit status.
+        real = [line for line in printed.splitlines() if not line.startswith(("Note: saved", "exit="))]
+        assert out.getvalue().splitlines() == real
