@@ -144,14 +144,15 @@ def main():
             ("variant detail page", detail, ()),
             ("JSON API /api/variants?gpu=sm90", "/api/variants?gpu=sm90", ()),
         ]
-        wizard = "/wizard/?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&cpu_flags=avx512f+avx512bw+avx512vl+avx512dq+avx512cd+avx2+fma&workload=general"
+        # Every step answered, so the wizard renders its result (the recommended variant).
+        wizard = "/wizard/?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&isa=avx512&workload=general&library=pytorch"
         recommend = "/api/recommend?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&isa=avx512&workload=general"
         for label, path in (("wizard result", wizard), ("recommend API", recommend)):
-            status, _ = fetch(base + path)
-            if status == 200:
+            status, body = fetch(base + path)
+            if status == 200 and b"sm90-avx512" in body:
                 targets.append((label, path, ()))
             else:
-                print(f"({label}: {path.split('?')[0]} answered {status}; not measured)")
+                print(f"({label}: {path.split('?')[0]} answered {status} without a result; not measured)")
         targets.append(("yardstick: same HTML, static", "/static/bench/matrix.html", ()))
 
         for label, path, headers in targets:
