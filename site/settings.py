@@ -133,12 +133,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 # The catalogue version and the rendered fragments (catalog/cache.py) must be shared by every
 # server process, or a write seen by one gunicorn worker leaves the others serving stale pages.
-#   DJANGO_CACHE=locmem    one process only (development default: runserver, tests)
-#   DJANGO_CACHE=file      every process on one host (production default; DJANGO_CACHE_DIR,
-#                          default .cache/ in the project): fastest shared choice (bench/load.py)
+#   DJANGO_CACHE=file      every process on one host (the default; DJANGO_CACHE_DIR, default
+#                          .cache/ in the project): fastest shared choice (bench/load.py), and
+#                          what lets `manage.py record-build` in one shell refresh the pages that
+#                          `make run` serves from another
+#   DJANGO_CACHE=locmem    one process only (the default under pytest, which sets PYTEST_VERSION,
+#                          so test runs never share entries with a running site)
 #   DJANGO_CACHE=database  every process on every host (`manage.py createcachetable`, run by
 #                          `make serve`); about 3x slower than file on the matrix page here
-CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if DEBUG else "file")
+CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if "PYTEST_VERSION" in os.environ else "file")
 CACHE_BACKENDS = {
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"},
     "file": {
@@ -159,6 +162,8 @@ if CACHE_BACKEND not in CACHE_BACKENDS:
 CACHES = {"default": CACHE_BACKENDS[CACHE_BACKEND]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Django 6 behaviour now: a scheme-less URL typed into a form (a build log link) means https.
+FORMS_URLFIELD_ASSUME_HTTPS = True
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
