@@ -172,6 +172,7 @@ def gather_facts() -> CatalogueFacts:
 
 def _validation_findings():
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
+    from catalog.services import validation_message
 
     querysets = [
         CpuIsa.objects.all(),
@@ -188,9 +189,7 @@ def _validation_findings():
                 # would cost a query per record. The rules in clean() are what the audit adds.
                 obj.full_clean(exclude=relations, validate_unique=False, validate_constraints=False)
             except ValidationError as exc:
-                detail = "; ".join(
-                    f"{k}: {' '.join(v)}" for k, v in getattr(exc, "message_dict", {"": exc.messages}).items()
-                )
+                detail = validation_message(exc)
                 yield Finding(
                     key=f"invalid-{qs.model._meta.model_name}-{obj.pk}",
                     kind="validation",

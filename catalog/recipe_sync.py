@@ -21,6 +21,7 @@ from catalog import exporters, naming
 from catalog.exporters import markdown as md
 from catalog.importers import ParseError, parse_branch_facts, parse_recipe
 from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
+from catalog.services import assign_changed, validation_message
 
 README = "README.md"
 BUILD_MATRIX = "BUILD_MATRIX.md"
@@ -211,12 +212,6 @@ class ImportReport:
                 f"{c['unchanged']} unchanged, {c['rejected']} rejected")
 
 
-def _flatten(exc: ValidationError) -> str:
-    if hasattr(exc, "message_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    return " ".join(exc.messages)
-
-
 def _parse_all(root: Path):
     pkgs = root / PKGS_DIR
     if not pkgs.is_dir():
@@ -272,19 +267,15 @@ def _apply_branch(report, root, repository, branch_name, parsed) -> Branch:
             f"The recipes pin nixpkgs {', '.join(sorted(pins))} but BUILD_MATRIX.md says "
             f"{values['nixpkgs_pin'] or 'TBD'}; make them agree, then import again."
         )
-    outcome = "created" if branch is None else "unchanged"
     if branch is None:
-        branch = Branch(repository=repository, name=branch_name, **values)
+        branch, outcome = Branch(repository=repository, name=branch_name, **values), "created"
     else:
-        for name, value in values.items():
-            if getattr(branch, name) != value:
-                setattr(branch, name, value)
-                outcome = "updated"
+        outcome = "updated" if assign_changed(branch, values) else "unchanged"
     if outcome != "unchanged":
         try:
             branch.full_clean()
         except ValidationError as exc:
-            raise SyncError(f"{root / BUILD_MATRIX}: {_flatten(exc)}; nothing was imported.") from exc
+            raise SyncError(f"{root / BUILD_MATRIX}: {validation_message(exc)}; nothing was imported.") from exc
         branch.save()
     report.branch_outcome = outcome
     return branch
@@ -381,20 +372,17 @@ def import_checkout(path, repository, branch_name, dry_run=False) -> ImportRepor
                 report.add(file.name, "rejected", "; ".join(problems))
                 continue
             variant = existing.get(facts.pname)
-            outcome = "unchanged"
             if variant is None:
                 variant = Variant(branch=branch, pname=facts.pname, status="recipe", **values)
                 outcome = "created"
             else:
-                for name in VARIANT_FIELDS:
-                    if getattr(variant, name) != values[name]:
-                        setattr(variant, name, values[name])
-                        outcome = "updated"
+                changed = assign_changed(variant, {name: values[name] for name in VARIANT_FIELDS})
+                outcome = "updated" if changed else "unchanged"
             if outcome != "unchanged":
                 try:
                     variant.full_clean()
                 except ValidationError as exc:
-                    report.add(file.name, "rejected", _flatten(exc))
+                    report.add(file.name, "rejected", validation_message(exc))
                     continue
                 variant.save()
             imported[variant.pname] = variant

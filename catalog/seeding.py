@@ -26,6 +26,7 @@ from catalog.models import (
     SourceClaim,
     Variant,
 )
+from catalog.services import assign_changed, validation_message
 
 BACKEND_BLAS = {"cuda": "cublas", "cpu": "openblas", "mps": "veclib"}
 MPS_USE_CASE = "Apple Silicon (M1–M4) with Metal GPU"
@@ -140,28 +141,18 @@ def parse_doc(path: Path) -> dict:
 def _upsert(report, model, lookup: dict, values: dict, where: str):
     """Create or update one row; full_clean first, so the loader enforces model validation."""
     obj = model.objects.filter(**lookup).first()
-    outcome = "created" if obj is None else "unchanged"
     if obj is None:
-        obj = model(**lookup, **values)
+        obj, outcome = model(**lookup, **values), "created"
     else:
-        for name, value in values.items():
-            if getattr(obj, name) != value:
-                setattr(obj, name, value)
-                outcome = "updated"
+        outcome = "updated" if assign_changed(obj, values) else "unchanged"
     if outcome != "unchanged":
         try:
             obj.full_clean()
         except ValidationError as exc:
-            raise SeedError(f"{where}: {_flatten(exc)}") from exc
+            raise SeedError(f"{where}: {validation_message(exc)}") from exc
         obj.save()
     report.add(model.__name__, outcome)
     return obj
-
-
-def _flatten(exc: ValidationError) -> str:
-    if hasattr(exc, "message_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    return " ".join(exc.messages)
 
 
 def _load_isas(report, data):

@@ -90,3 +90,20 @@ def record_build(
                 # save() (not update()) so post_save receivers, e.g. a cache version, run.
                 variant.save(update_fields=["status"])
     return record
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line out of a ValidationError: "field: message; other: message"."""
+    if hasattr(exc, "message_dict"):
+        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+def assign_changed(obj, values: dict) -> bool:
+    """Set the fields whose value differs; True when any did (so only changed rows are saved)."""
+    changed = False
+    for name, value in values.items():
+        if getattr(obj, name) != value:
+            setattr(obj, name, value)
+            changed = True
+    return changed
