@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test test-fast test-browser bench clean serve test-postgres
+.PHONY: setup run test test-fast bench clean serve test-postgres
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
