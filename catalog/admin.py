@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 
 from catalog import naming
 from catalog.models import (
@@ -91,8 +92,13 @@ class VariantAdminForm(forms.ModelForm):
         return data
 
 
+# A build log link typed without a scheme means https (Django 6's default, chosen now).
+URL_HTTPS = {models.URLField: {"assume_scheme": "https"}}
+
+
 class BuildRecordInline(admin.TabularInline):
     model = BuildRecord
+    formfield_overrides = URL_HTTPS
     extra = 0
     fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url"]
 
@@ -129,6 +135,7 @@ class VariantAdmin(admin.ModelAdmin):
 
 @admin.register(BuildRecord)
 class BuildRecordAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_HTTPS
     list_display = ["variant", "status", "started_at", "duration_seconds", "host", "commit"]
     list_filter = ["status", "variant__branch"]
     search_fields = ["variant__pname", "host", "commit"]

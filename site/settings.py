@@ -162,8 +162,6 @@ if CACHE_BACKEND not in CACHE_BACKENDS:
 CACHES = {"default": CACHE_BACKENDS[CACHE_BACKEND]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Django 6 behaviour now: a scheme-less URL typed into a form (a build log link) means https.
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
