@@ -156,6 +156,12 @@ def test_short_and_missing_pins_are_explicit():
     tbd = render_recipe(variant("build-pytorch", "pytorch-2.10-python313", "pytorch-python313-cuda13_0-sm121-avx512"))
     assert "fetchTarball" not in tbd and "nixpkgs_env = import pkgs.path {" in tbd and "(TBD)" in tbd
     assert "cudaPackages = final.cudaPackages_13_0;" in tbd
+    # python3Packages is 3.13 only in the seeds' pinned nixpkgs; the environment's nixpkgs may
+    # default to another Python, so an unpinned recipe names its Python explicitly.
+    assert "(nixpkgs_env.python313Packages.torch.override {" in tbd and "python3Packages" not in tbd
+    tv = render_recipe(variant("build-torchvision", "cuda-13_0", "torchvision-python313-cuda13_0-sm121-armv9"))
+    assert "customPytorch = (nixpkgs_env.python313Packages.torch.override {" in tv
+    assert "(nixpkgs_env.python313Packages.torchvision.override {" in tv and "python3Packages" not in tv
 
 
 def test_catalogue_text_is_escaped_for_nix():

@@ -316,9 +316,14 @@ def _metadata_attrs(variant, pad) -> list[str]:
     return lines
 
 
+def python_set(variant, np) -> str:
+    """The Python package set inside the nixpkgs bound to `np` (see profiles.python_packages)."""
+    return P.python_packages(variant.python_version, pinned=np != "nixpkgs_env")
+
+
 def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
     """A PyTorch derivation for the variant's hardware; `own` adds name, metadata and banner."""
-    py = P.python_packages(variant.python_version)
+    py = python_set(variant, np)
     inner = pad + "  "
     attrs = [f"{inner}pname = {nix_string(variant.pname)};"] if own else []
     attrs += torch_build_attrs(variant, np, inner, repo_profile, banner=own)
@@ -342,7 +347,7 @@ def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
 
 
 def _companion_expression(variant, np, pad, repo_profile) -> list[str]:
-    py = P.python_packages(variant.python_version)
+    py = python_set(variant, np)
     attr = P.LIBRARY_ATTRS[variant.library]
     inner = pad + "  "
     family = P.FAMILIES[variant.backend]

@@ -128,12 +128,16 @@ GENERATED_NOTE = (
 )
 
 
-def python_packages(python_version: str) -> str:
-    try:
+def python_packages(python_version: str, pinned: bool = True) -> str:
+    """The nixpkgs Python package set of a recipe.
+
+    `python3Packages` means 3.13 only in the pinned nixpkgs the seeds name (002). A recipe on
+    the build environment's nixpkgs (no pin recorded) cannot know which Python that nixpkgs
+    defaults to, so it names the version explicitly (`python313Packages`)."""
+    if pinned and python_version in PYTHON_PACKAGES:
         return PYTHON_PACKAGES[python_version]
-    except KeyError:
-        major, _, minor = python_version.partition(".")
-        return f"python{major}{minor}Packages"
+    major, _, minor = python_version.partition(".")
+    return f"python{major}{minor}Packages"
 
 
 def cuda_packages_attr(cuda_version: str) -> str:
