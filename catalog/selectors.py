@@ -11,12 +11,23 @@ def branches_with_counts():
     ).order_by("repository", "preference", "name")
 
 
+# Django leaves a model's Meta.ordering out of GROUP BY queries, so every annotated list below
+# states its order: architectures oldest first (SM61 before SM100, not by name), ISAs x86_64
+# first and oldest hardware first, as the matrix's filters and grid columns show them.
+ARCHITECTURE_ORDER = ("arch_number",)
+ISA_ORDER = ("-arch", "rank", "slug")  # "x86_64" sorts after "aarch64": descending puts it first
+
+
 def architectures_with_counts():
-    return GpuArchitecture.objects.annotate(variant_count=Count("variants")).prefetch_related("models")
+    return (
+        GpuArchitecture.objects.annotate(variant_count=Count("variants"))
+        .prefetch_related("models")
+        .order_by(*ARCHITECTURE_ORDER)
+    )
 
 
 def isas_with_counts():
-    return CpuIsa.objects.annotate(variant_count=Count("variants"))
+    return CpuIsa.objects.annotate(variant_count=Count("variants")).order_by(*ISA_ORDER)
 
 
 def doc_pages():
@@ -90,9 +101,13 @@ def variant_builds(variant):
 
 
 def architectures_overview():
-    return GpuArchitecture.objects.annotate(
-        variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
-    ).prefetch_related("models")
+    return (
+        GpuArchitecture.objects.annotate(
+            variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
+        )
+        .prefetch_related("models")
+        .order_by(*ARCHITECTURE_ORDER)
+    )
 
 
 def architecture_detail(sm):
@@ -106,7 +121,7 @@ def isa_detail(slug):
 def isas_overview():
     return CpuIsa.objects.annotate(
         variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
-    )
+    ).order_by(*ISA_ORDER)
 
 
 def variants_by_branch(**filters):

@@ -174,6 +174,23 @@ def test_architecture_page(client, sm):
         assert f'<td class="num">{n}</td>' in row
 
 
+def test_architecture_lists_go_from_oldest_to_newest(client):
+    # Annotated (GROUP BY) queries drop Meta.ordering: SM100 must not come before SM61.
+    expected = [f'href="/architectures/{sm}/"' for sm in GpuArchitecture.objects.order_by("arch_number").values_list("sm", flat=True)]
+    body = text(client.get("/architectures/"))
+    assert sorted(expected, key=body.index) == expected
+    home = text(client.get("/"))
+    links = re.findall(r'href="/variants/\?gpu=(sm\d+)"', home)
+    assert links == sorted(links, key=lambda sm: int(sm[2:])) and links[0] == "sm61"
+
+
+def test_isa_list_goes_x86_64_first_oldest_first(client):
+    body = text(client.get("/isas/"))
+    order = ["avx", "avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9"]
+    links = [f'href="/isas/{slug}/"' for slug in order]
+    assert sorted(links, key=body.index) == links
+
+
 def test_isa_list_shows_every_isa(client):
     body = text(client.get("/isas/"))
     for isa in CpuIsa.objects.all():
