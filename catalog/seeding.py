@@ -77,6 +77,15 @@ def read_toml(path: Path) -> dict:
         raise SeedError(f"{path} is not valid TOML: {exc}") from exc
 
 
+def _require(spec, keys, where: str) -> None:
+    """Refuse a record that lacks a key the loader needs to identify or build it."""
+    if not isinstance(spec, dict):
+        raise SeedError(f"{where}: expected a table of key = value pairs, got {spec!r}")
+    missing = [key for key in keys if key not in spec]
+    if missing:
+        raise SeedError(f"{where}: a record has no {', '.join(missing)}; every record needs {', '.join(keys)}.")
+
+
 def _resolve_set(value, sets, what, where):
     if isinstance(value, str):
         if value not in sets:
@@ -90,7 +99,12 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
     where = f"branch {branch_spec.get('repository')}:{branch_spec.get('name')}"
     specs = []
     for group in branch_spec.get("matrix", []):
+        _require(group, ("library", "backend"), f"{where} matrix")
         library, backend = group["library"], group["backend"]
+        if backend not in BACKEND_BLAS:
+            raise SeedError(f"{where} matrix: unknown backend {backend!r}; use one of {', '.join(BACKEND_BLAS)}.")
+        # A group without its dimensions would silently describe no variants.
+        _require(group, {"cuda": ("cuda", "gpus", "isas"), "cpu": ("isas",), "mps": ()}[backend], f"{where} {backend} matrix group")
         if backend == "mps":
             specs.append(VariantSpec(library, backend))
             continue
@@ -157,6 +171,8 @@ def _upsert(report, model, lookup: dict, values: dict, where: str):
 
 def _load_isas(report, data):
     fields = [f.name for f in CpuIsa._meta.fields if f.name not in ("id", "slug")]
+    for spec in data.get("isa", []):
+        _require(spec, ("slug",), "isas.toml [[isa]]")
     return {
         spec["slug"]: _upsert(
             report, CpuIsa, {"slug": spec["slug"]},
@@ -170,12 +186,14 @@ def _load_architectures(report, data):
     archs = {}
     fields = [f.name for f in GpuArchitecture._meta.fields if f.name not in ("id", "sm", "arch_number")]
     for spec in data.get("architecture", []):
+        _require(spec, ("sm",), "architectures.toml [[architecture]]")
         where = f"architectures.toml {spec['sm']}"
         arch = _upsert(
             report, GpuArchitecture, {"sm": spec["sm"]}, {k: spec.get(k, "") for k in fields}, where
         )
         archs[arch.sm] = arch
         for model in spec.get("models", []):
+            _require(model, ("name",), f"{where} models")
             _upsert(
                 report, GpuModel, {"name": model["name"]},
                 {"architecture": arch, "aliases": model.get("aliases", []), "segment": model.get("segment", "")},
@@ -193,6 +211,8 @@ BRANCH_FIELDS = [
 
 def _load_branches(report, data):
     branches = {}
+    for spec in data.get("branch", []):
+        _require(spec, ("repository", "name"), "branches.toml [[branch]]")
     # build-pytorch first: build-torchvision branches point at them.
     specs = sorted(data.get("branch", []), key=lambda s: s["repository"] != "build-pytorch")
     for spec in specs:
@@ -284,6 +304,7 @@ def _load_claims(report, data):
     fields = ["kind", "subject", "statement", "source", "resolution", "acknowledged"]
     defaults = {"resolution": "", "acknowledged": False}
     for spec in data.get("claim", []):
+        _require(spec, ("key",), "claims.toml [[claim]]")
         values = {k: spec.get(k, defaults.get(k)) for k in fields}
         values["criteria"] = spec.get("check", {})
         _upsert(report, SourceClaim, {"key": spec["key"]}, values, f"claims.toml {spec['key']}")

@@ -178,3 +178,42 @@ def test_every_branch_documents_its_derivation():
     data = read_toml(Path(__file__).resolve().parent.parent / "fixtures" / "catalogue" / "branches.toml")
     assert all(spec.get("derivation", "").strip() for spec in data["branch"])
     assert all(b.derivation for b in Branch.objects.all())
+
+
+def test_expand_matrix_rejects_groups_that_describe_nothing():
+    from catalog.seeding import SeedError
+
+    def branch(group):
+        return {"repository": "r", "name": "b", "matrix": [group]}
+
+    with pytest.raises(SeedError, match="unknown backend 'rocm'"):
+        expand_matrix(branch({"library": "pytorch", "backend": "rocm"}), {}, {})
+    with pytest.raises(SeedError, match="has no cuda"):
+        expand_matrix(branch({"library": "pytorch", "backend": "cuda", "gpus": ["sm90"], "isas": ["avx2"]}), {}, {})
+    with pytest.raises(SeedError, match="has no backend"):
+        expand_matrix(branch({"library": "pytorch"}), {}, {})
+
+
+@pytest.mark.parametrize(
+    "filename, old, message",
+    [
+        ("architectures.toml", 'sm = "sm61"\n', r"architectures.toml \[\[architecture\]\]: a record has no sm"),
+        ("architectures.toml", '{ name = "GTX 1070", ', r"architectures.toml sm61 models: a record has no name"),
+        ("isas.toml", 'slug = "avx"\n', r"isas.toml \[\[isa\]\]: a record has no slug"),
+        ("branches.toml", 'repository = "build-pytorch"\nname = "main"\n', r"branches.toml \[\[branch\]\]: a record has no repository, name"),
+        ("claims.toml", 'key = "vnni-on-skylake-sp"\n', r"claims.toml \[\[claim\]\]: a record has no key"),
+    ],
+)
+def test_load_command_names_a_missing_key_in_one_sentence(tmp_path, filename, old, message):
+    import shutil
+
+    from django.core.management import CommandError
+
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures", fixtures)
+    path = fixtures / "catalogue" / filename
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, "{ " if old.startswith("{ ") else "", 1), encoding="utf-8")
+    with pytest.raises(CommandError, match="^Nothing was loaded: " + message):
+        call_command("load-catalogue", fixtures=str(fixtures))
