@@ -186,6 +186,24 @@ def test_paste_redirects_to_the_result_with_the_detected_answers_in_the_url(clie
 
 
 @pytest.mark.django_db
+def test_paste_with_the_nvidia_smi_box_left_empty_means_no_gpu(client):
+    # The form says "leave empty if there is no NVIDIA GPU": that is an answer, not a new question.
+    response = client.post(WIZARD, {"nvidia_smi": "", "lscpu": host_texts("graviton2")["lscpu"], "workload": "general"})
+    assert response.status_code == 302
+    query = dict(parse_qsl(urlsplit(response["Location"]).query, keep_blank_values=True))
+    assert query["has_gpu"] == "no"
+    body = client.get(response["Location"]).content.decode()
+    assert 'id="result"' in body and "pytorch-python313-cpu-armv8_2</code>" in body
+
+
+@pytest.mark.django_db
+def test_paste_on_a_mac_does_not_answer_the_linux_gpu_question(client):
+    response = client.post(WIZARD, {"paste": host_texts("apple-m3")["sysctl"] + "\n" + host_texts("apple-m3")["uname"]})
+    query = dict(parse_qsl(urlsplit(response["Location"]).query, keep_blank_values=True))
+    assert "has_gpu" not in query
+
+
+@pytest.mark.django_db
 def test_paste_needs_a_csrf_token(client):
     from django.test import Client
 

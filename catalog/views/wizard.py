@@ -237,6 +237,11 @@ def _paste(request):
             raise wi.InputError("Paste the output of nvidia-smi and lscpu (or /proc/cpuinfo) first.", "nvidia_smi")
         parsed = wi.parse(params, strict=True)
         answers = {**parsed.answers, "workload": workload, **{c: "" for c in wi.CONSTRAINTS}}
+        # The form says to leave nvidia-smi empty when there is no NVIDIA GPU: on Linux an empty
+        # box is that answer, unless the other boxes held GPU output.
+        gpu_known = any(k in answers for k in ("gpu", "gpus", "compute_capability", "has_gpu"))
+        if not any(v.strip() for v in params["nvidia_smi"]) and not gpu_known and answers.get("os") != "darwin":
+            answers["has_gpu"] = "no"
         wi.decide(answers, catalogue, partial=True)
     except wi.InputError as exc:
         context["paste_error"] = exc.message
