@@ -353,6 +353,13 @@ def test_old_driver_warns_with_the_version_needed():
     assert any("535.183.01" in w and "550" in w for w in rec.warnings)
 
 
+@pytest.mark.parametrize("driver, cuda", [("470.239.06", "11.4"), ("515.65.01", "11.7"), ("460.32.03", "11.2")])
+def test_an_old_driver_is_said_to_support_the_cuda_it_does(driver, cuda):
+    # NVIDIA's table: driver 470 runs up to CUDA 11.4, not 11.0.
+    rec = linux_x86(SAPPHIRE_RAPIDS, gpu="H100", driver_version=driver)
+    assert any(f"supports CUDA {cuda} at most" in w for w in rec.warnings), rec.warnings
+
+
 def test_architecture_minimum_driver_is_checked_too():
     rec = linux_x86(ZEN4, gpu="RTX 5090", driver_version="560.35.03")
     assert any("570" in w and "SM120" in w for w in rec.warnings)
