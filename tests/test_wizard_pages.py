@@ -204,6 +204,17 @@ def test_paste_on_a_mac_does_not_answer_the_linux_gpu_question(client):
 
 
 @pytest.mark.django_db
+def test_paste_of_an_eight_gpu_server_lists_its_gpu_once_with_the_count(client):
+    texts = host_texts("b300-xeon")
+    response = client.post(WIZARD, {"nvidia_smi": texts["nvidia_smi"], "lscpu": texts["lscpu"]})
+    body = client.get(response["Location"]).content.decode()
+    detected = body.split('id="detected"')[1].split("</div>")[0]
+    assert detected.count("NVIDIA B300 SXM6 AC") == 1 and "×8" in detected
+    summary = body.split('id="answer-gpu_model"')[1].split("</div>")[0]
+    assert summary.count("NVIDIA B300 SXM6 AC") == 1 and "NVIDIA B300 SXM6 AC ×8 (compute capability 10.3)" in summary
+
+
+@pytest.mark.django_db
 def test_paste_needs_a_csrf_token(client):
     from django.test import Client
 

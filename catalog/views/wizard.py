@@ -63,6 +63,18 @@ def _url(pairs) -> str:
     return reverse("catalog:wizard") + ("?" + urlencode(pairs) if pairs else "")
 
 
+def _distinct_gpus(gpus) -> list[dict]:
+    """Identical GPUs once each, with how many there are (an 8-GPU server is one line, ×8)."""
+    groups: dict = {}
+    for gpu in gpus or []:
+        key = (gpu.get("name") or "", str(gpu.get("compute_capability") or ""))
+        if key in groups:
+            groups[key]["count"] += 1
+        else:
+            groups[key] = {**gpu, "count": 1}
+    return list(groups.values())
+
+
 def _answer_text(step, pairs, catalogue, detected) -> str:
     values = dict(pairs)
     labels = {c.value: c.label for c in (step.choices or choices_for(step, catalogue))}
@@ -71,8 +83,10 @@ def _answer_text(step, pairs, catalogue, detected) -> str:
     if step.id == "gpu":
         return {"yes": "Yes", "no": "No"}.get(values.get("has_gpu", ""), values.get("has_gpu", ""))
     if step.id == "gpu_model":
-        gpus = detected.get("gpus") or []
-        text = ", ".join(f"{g['name'] or 'GPU'} (compute capability {g['compute_capability']})" for g in gpus)
+        text = ", ".join(
+            f"{g['name'] or 'GPU'}{f' ×{n}' if (n := g['count']) > 1 else ''} (compute capability {g['compute_capability']})"
+            for g in _distinct_gpus(detected.get("gpus"))
+        )
         if values.get("driver"):
             text += f"; driver {values['driver']}"
         return text
@@ -170,7 +184,8 @@ def wizard(request):
     if editing is not None and not tree.applies(editing, answers):
         editing = None
     step = editing or tree.next_step(answers)
-    context.update({"detected": detected, "pairs": pairs, "start_url": reverse("catalog:wizard")})
+    context.update({"detected": detected, "detected_gpus": _distinct_gpus(detected.get("gpus")), "pairs": pairs,
+                    "start_url": reverse("catalog:wizard")})
     status = 200
     if step is not None:
         context.update(_step_context(step, pairs, catalogue, answers))
