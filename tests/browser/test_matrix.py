@@ -50,6 +50,26 @@ def test_back_restores_the_previous_selection(matrix):
     expect(page.get_by_label("torchvision", exact=True)).not_to_be_checked()
 
 
+def test_back_restores_the_form_too_so_the_next_change_keeps_the_selection(matrix):
+    # A history snapshot keeps the form's markup, not what was checked or typed: the form
+    # must show the URL's selection after back, or the next change would drop it.
+    page = matrix
+    page.get_by_label("SM90 Hopper").check()
+    expect(page).to_have_url(re.compile(r"gpu=sm90"))
+    page.get_by_label("Search").fill("4090")
+    expect(page).to_have_url(re.compile(r"q=4090"))
+    page.get_by_label("torchvision", exact=True).check()
+    expect(page).to_have_url(re.compile(r"library=torchvision"))
+    page.go_back()
+    expect(page).not_to_have_url(re.compile(r"library=torchvision"))
+    expect(page.get_by_label("SM90 Hopper")).to_be_checked()
+    expect(page.get_by_label("Search")).to_have_value("4090")
+    page.get_by_label("Grid").check()
+    expect(page).to_have_url(re.compile(r"view=grid"))
+    expect(page).to_have_url(re.compile(r"gpu=sm90"))
+    expect(page).to_have_url(re.compile(r"q=4090"))
+
+
 def test_grid_cell_opens_the_variant_page(page, seeded_live_server):
     cache.clear()
     page.goto(f"{seeded_live_server.url}/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch")
