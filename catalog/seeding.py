@@ -45,6 +45,8 @@ class VariantSpec:
     cuda_version: str = ""
     sm: str = ""
     isa: str = ""
+    # A seed's own wording, where it differs from what the architecture and ISA compose.
+    use_case: str = field(default="", compare=False)
 
 
 @dataclass
@@ -109,13 +111,19 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
             specs.append(VariantSpec(library, backend))
             continue
         isas = _resolve_set(group.get("isas"), isa_sets, "ISA", where)
+        use_cases = group.get("use_cases", {})
+        unknown = set(use_cases) - set(isas)
+        if unknown:
+            raise SeedError(f"{where} matrix: use_cases names ISAs the group does not build: {', '.join(sorted(unknown))}")
         if backend == "cpu":
-            specs.extend(VariantSpec(library, backend, isa=isa) for isa in isas)
+            specs.extend(VariantSpec(library, backend, isa=isa, use_case=use_cases.get(isa, "")) for isa in isas)
             continue
         gpus = _resolve_set(group.get("gpus"), gpu_sets, "GPU", where)
         for cuda in group.get("cuda", []):
             for sm in gpus:
-                specs.extend(VariantSpec(library, backend, cuda, sm, isa) for isa in isas)
+                specs.extend(
+                    VariantSpec(library, backend, cuda, sm, isa, use_cases.get(isa, "")) for isa in isas
+                )
     seen = Counter(specs)
     dupes = [s for s, n in seen.items() if n > 1]
     if dupes:
@@ -240,7 +248,9 @@ def variant_values(spec: VariantSpec, branch: Branch, archs: dict, isas: dict) -
     if spec.isa and isa is None:
         raise SeedError(f"{where}: unknown CPU ISA {spec.isa!r}")
     platform = "aarch64-darwin" if spec.backend == "mps" else isa.linux_platform
-    if spec.backend == "cuda":
+    if spec.use_case:
+        use_case = spec.use_case
+    elif spec.backend == "cuda":
         use_case = f"{arch.short_models} + {isa.gpu_pairing}"
     elif spec.backend == "cpu":
         use_case = isa.cpu_use_case

@@ -217,3 +217,41 @@ def test_load_command_names_a_missing_key_in_one_sentence(tmp_path, filename, ol
     path.write_text(text.replace(old, "{ " if old.startswith("{ ") else "", 1), encoding="utf-8")
     with pytest.raises(CommandError, match="^Nothing was loaded: " + message):
         call_command("load-catalogue", fixtures=str(fixtures))
+
+
+# Where the catalogue's wording deliberately differs from a seed's, a recorded claim says why.
+USE_CASE_CORRECTIONS = {
+    "H100/L40S": ("H100/H200", "l40s-is-sm90"),
+    "ARM Grace, Graviton3+, modern ARM": ("ARM Grace, Graviton4, modern ARM with SVE2", "armv9-on-graviton3"),
+}
+
+
+def test_use_cases_are_the_seeds_words_or_a_recorded_correction():
+    rows = [
+        line.split("\t")
+        for line in (DATA / "use_cases.tsv").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert len(rows) == 62 - 4 + 57  # main's matrix (the companion table has no use case) and cuda-12_9
+    corrected = set()
+    for repository, branch, pname, seed_text in rows:
+        expected = seed_text
+        for seed_words, (ours, claim) in USE_CASE_CORRECTIONS.items():
+            if seed_words in seed_text:
+                expected = seed_text.replace(seed_words, ours)
+                corrected.add(claim)
+        variant = Variant.objects.get(branch__repository=repository, branch__name=branch, pname=pname)
+        assert variant.use_case == expected, pname
+    assert set(SourceClaim.objects.filter(key__in=corrected, acknowledged=True).values_list("key", flat=True)) == corrected
+
+
+def test_use_case_overrides_must_name_isas_of_their_group():
+    from catalog.seeding import SeedError
+
+    branch = {"repository": "r", "name": "b", "matrix": [
+        {"library": "pytorch", "backend": "cpu", "isas": ["avx2"], "use_cases": {"avx512": "x"}},
+    ]}
+    with pytest.raises(SeedError, match="use_cases names ISAs the group does not build: avx512"):
+        expand_matrix(branch, {}, {})
+    branch["matrix"][0]["use_cases"] = {"avx2": "Seed wording"}
+    assert [s.use_case for s in expand_matrix(branch, {}, {})] == ["Seed wording"]
