@@ -574,7 +574,7 @@ def _gpu_path(a: Answers, gpu: Gpu, cat: Catalogue, rec: Recommendation, count: 
         family = arch.name if arch else gpu_names.family_for_cc(gpu.compute_capability)
         ccs = ", ".join(naming.compute_capability_from_sm(sm) for sm in built)
         rec.reasons.append(
-            f"There is no build for {gpu.label} ({family}): the catalogue builds for compute "
+            f"There is no build for {gpu.label}, a {family} GPU: the catalogue builds for compute "
             f"capabilities {ccs}, and a CUDA build for one architecture does not run on another."
         )
         _cpu_alternative(a, cat, rec, "no build exists for this GPU; this CPU-only build runs on the machine's CPU")
