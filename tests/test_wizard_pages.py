@@ -8,6 +8,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from django.urls import reverse
 
 from tests.test_wizard_api import CASES, Case, api_json, host_texts
 from tests.test_which_variant import case_args, cli
@@ -240,3 +241,28 @@ def test_bad_paste_is_400_with_the_message_beside_the_field(client, data, field,
     assert words in body
     if field != "workload":
         assert f'id="p-{field}-error"' in body and f'aria-invalid="true" aria-describedby="p-{field}-error"' in body
+
+
+@pytest.mark.django_db
+def test_paste_error_keeps_the_chosen_workload_and_drops_nuls(client):
+    response = client.post(reverse("catalog:wizard"), {"lscpu": "not\x00 a tool output", "workload": "int8-inference"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert '<option value="int8-inference" selected>' in body
+    assert "\x00" not in body
+
+
+@pytest.mark.django_db
+def test_unknown_paste_workload_is_reported_beside_the_workload_field(client):
+    response = client.post(reverse("catalog:wizard"), {"lscpu": "Architecture: x86_64", "workload": "mining"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    beside = body.split('id="p-workload"')[1]
+    assert "Unknown workload" in beside and "mining" in beside
+
+
+@pytest.mark.django_db
+def test_a_refused_nul_is_not_echoed_into_the_cpu_flags_box(client):
+    response = client.get(reverse("catalog:wizard"), {"os": "linux", "arch": "x86_64", "has_gpu": "no", "cpu_flags": "avx\x00avx2"})
+    assert response.status_code == 400
+    assert "\x00" not in response.content.decode()

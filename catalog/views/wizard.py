@@ -129,7 +129,8 @@ def _summary(pairs, answers, current_id, catalogue, detected):
 def _step_context(step, pairs, catalogue, answers):
     values = {}
     for k, v in _step_pairs(pairs, step.id):
-        values.setdefault(k, v)
+        # A refused NUL is not echoed back into the form.
+        values.setdefault(k, v.replace("\x00", ""))
     choices = list(step.choices or choices_for(step, catalogue))
     if step.id == "cpu" and answers.get("arch"):
         arch = tree.ARCH_ALIASES.get(str(answers["arch"]).lower(), "")
@@ -242,9 +243,13 @@ def _paste(request):
     except RequestDataTooBig:
         context["paste_error"] = TOO_BIG
         return render(request, "catalog/wizard.html", context, status=400)
-    context["paste"] = {k: post.get(k, "") for k in PASTE_FIELDS if len(post.get(k, "")) <= 300_000}
+    # What was pasted is shown again on an error (not NULs, and not an oversized text).
+    context["paste"] = {
+        k: post.get(k, "").replace("\x00", "") for k in PASTE_FIELDS if len(post.get(k, "")) <= 300_000
+    }
     params = {k: post.getlist(k) for k in PASTE_FIELDS}
     workload = post.get("workload", "general")
+    context["paste"]["workload"] = workload
     try:
         if workload not in tree.ISA_PREFERENCE:
             raise wi.InputError(f"Unknown workload {workload!r}: choose one of {', '.join(tree.ISA_PREFERENCE)}.", "workload")
@@ -260,7 +265,7 @@ def _paste(request):
         wi.decide(answers, catalogue, partial=True)
     except wi.InputError as exc:
         context["paste_error"] = exc.message
-        context["paste_field"] = exc.field if exc.field in PASTE_FIELDS else "nvidia_smi"
+        context["paste_field"] = exc.field if exc.field in (*PASTE_FIELDS, "workload") else "nvidia_smi"
         return render(request, "catalog/wizard.html", context, status=400)
     pairs = _params_of(answers) + [("detected", "1")]
     return redirect(_url(pairs), permanent=False)
