@@ -3,13 +3,31 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+RUFF := $(VENV)/bin/ruff
 PORT ?= 8000
 STAMP := $(VENV)/.installed
+# What `make lint` checks (everything by default; `make lint LINT_PATHS=catalog/http.py`).
+LINT_PATHS ?= .
 
-.PHONY: setup run test test-fast bench clean serve test-postgres
+# The system programs a target needs, as PROGRAM:DEBIAN-PACKAGE for scripts/require-packages.sh:
+# checked before anything else, installed with apt-get when run as root, otherwise one sentence
+# naming the command to run. `make run` needs none of them.
+# Playwright's own node binary (it drives Chromium) needs libatomic, which minimal Debian lacks.
+TEST_PACKAGES := "$${CHROMIUM_PATH:-chromium}:chromium" nix-instantiate:nix-bin \
+	'/usr/lib/*/libatomic.so.1:libatomic1'
+POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql"
+# The browser tests use the Chromium found on PATH unless CHROMIUM_PATH names one.
+WITH_CHROMIUM := CHROMIUM_PATH="$${CHROMIUM_PATH:-$$(command -v chromium)}"
 
+.PHONY: setup run test test-fast bench clean serve test-postgres lint \
+	test-packages postgres-packages
+
+# Debian's python3 lacks ensurepip until python3-venv is installed; venv then fails half-way,
+# leaving a .venv without pip that later runs would trip over: remove it and say what to do.
 $(PY):
-	$(PYTHON) -m venv $(VENV)
+	@log=$$(mktemp); $(PYTHON) -m venv $(VENV) >"$$log" 2>&1 || { rm -rf $(VENV); \
+	  echo "make needs Python's venv and ensurepip ($(PYTHON) -m venv failed, see $$log):" \
+	    "run \`apt-get install python3-venv\` as root and try again." >&2; exit 1; }; rm -f "$$log"
 
 # Reinstall only when the pinned requirements or the project metadata change.
 $(STAMP): requirements.txt pyproject.toml | $(PY)
@@ -24,24 +42,49 @@ setup: $(STAMP)
 run: setup
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
-test: setup
-	$(PY) -m pytest
+# The package check comes first, so a missing package stops the target before it spends a
+# minute installing Python packages; setup follows through a sub-make to keep that order.
+test: test-packages
+	@$(MAKE) --no-print-directory setup
+	$(WITH_CHROMIUM) $(PY) -m pytest
 
 # The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
 # Its database is migrated and loaded first, as `setup` does for SQLite, because some tests run
 # manage.py in a subprocess against the configured (not the test) database.
-test-postgres: setup
-	scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
+test-postgres: postgres-packages
+	@$(MAKE) --no-print-directory setup
+	$(WITH_CHROMIUM) scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
+
+test-fast:
+	@scripts/require-packages.sh "make test-fast" nix-instantiate:nix-bin
+	@$(MAKE) --no-print-directory setup
+	$(PY) -m pytest -m "not browser"
+
+test-packages:
+	@scripts/require-packages.sh "make test" $(TEST_PACKAGES)
+
+postgres-packages:
+	@scripts/require-packages.sh "make test-postgres" $(TEST_PACKAGES) $(POSTGRES_PACKAGES)
+
+# ruff (rules and line length in pyproject.toml), then migrations that models need but lack;
+# all three run, and the target fails at the end if any did.
+lint: $(STAMP)
+	status=0; \
+	$(RUFF) check $(LINT_PATHS) || status=1; \
+	$(RUFF) format --check $(LINT_PATHS) || status=1; \
+	$(PY) manage.py makemigrations --check --dry-run || status=1; \
+	exit $$status
 
 # Production mode under gunicorn: collectstatic (compressed, hashed), whitenoise, 127.0.0.1:$(PORT).
 serve: setup
 	PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
-test-fast: setup
-	$(PY) -m pytest -m "not browser"
-
-bench: setup
-	for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+# Every script runs; the target fails at the end if any of them did.
+bench:
+	@scripts/require-packages.sh "make bench" wrk:wrk
+	@$(MAKE) --no-print-directory setup
+	status=0; for script in bench/*.py; do echo "== $$script"; $(PY) $$script || status=1; done; \
+	exit $$status
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache .secret_key
+	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache .ruff_cache .secret_key

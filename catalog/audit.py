@@ -1,17 +1,22 @@
-"""The catalogue audit: seed claims checked against the data, counts, and validation.
+"""The catalogue audit: seed claims checked against the data, counts, validation, and the lint
+of every branch's variants.
 
-`evaluate_claim` is pure (plain values in, a verdict out); `run_audit` gathers the data. A
-finding is *known* when its claim is acknowledged (recorded with a resolution) and *new*
-otherwise; `audit-catalogue` exits 1 while any new finding remains.
+`evaluate_claim` and `catalog.lint` are pure (plain values in, a verdict out); `run_audit`
+gathers the data. A finding is *known* when its claim is acknowledged (recorded with a
+resolution) and *new* otherwise. Lint findings are listed per branch; those of the branches
+that gate (by default the seeded ones; an imported branch's findings are its repository's own
+defects) count against the result. `audit-catalogue` exits 1 while any new or gating finding
+remains.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import archspec.cpu
 from django.core.exceptions import ValidationError
 
-from catalog import hardware, naming
+from catalog import hardware, lint, naming
 
 
 @dataclass(frozen=True)
@@ -34,10 +39,24 @@ class Verified:
     source: str
 
 
+@dataclass(frozen=True)
+class BranchLint:
+    repository: str
+    branch: str
+    imported: bool  # read from a repository: its findings are that repository's defects
+    gates: bool  # its findings count against the audit's result (the exit code)
+    findings: list  # lint.LintFinding, ordered by variant
+
+    @property
+    def name(self) -> str:
+        return f"{self.repository}:{self.branch}"
+
+
 @dataclass
 class AuditResult:
     findings: list
     verified: list
+    lint: list = field(default_factory=list)  # BranchLint for every branch
 
     @property
     def new(self):
@@ -48,8 +67,16 @@ class AuditResult:
         return [f for f in self.findings if f.known]
 
     @property
+    def gating_lint(self):
+        return [f for branch in self.lint if branch.gates for f in branch.findings]
+
+    @property
+    def lint_count(self):
+        return sum(len(branch.findings) for branch in self.lint)
+
+    @property
     def ok(self):
-        return not self.new
+        return not self.new and not self.gating_lint
 
 
 @dataclass(frozen=True)
@@ -79,6 +106,18 @@ def _arch_buildable(fields, cuda):
     return not (fields.get("max_cuda") and v > naming.version_key(fields["max_cuda"])[:2])
 
 
+def _gpu_target_problem(target: str, sm: str) -> str | None:
+    """Whether `target` is how a recipe's gpuTargets / TORCH_CUDA_ARCH_LIST names `sm`."""
+    try:
+        named = naming.gpu_target_sm(target)
+    except naming.InvalidName as exc:
+        return (
+            f"{exc}; PyTorch refuses it, so the recipes target {sm.upper()} as "
+            f"{naming.gpu_target(sm)!r}."
+        )
+    return None if named == sm else f"{target!r} is {named.upper()}, not {sm.upper()}."
+
+
 def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
     """None when the claim holds; otherwise a sentence saying how the catalogue differs."""
     if kind == "statement":
@@ -102,6 +141,8 @@ def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
         unknown = [sm for sm in sms if sm not in facts.arch_fields]
         if unknown:
             return f"No architecture {', '.join(unknown)} in the catalogue."
+        if "gpu_target" in check:
+            return _gpu_target_problem(check["gpu_target"], sms[0])
         if "buildable_with" in check:
             cuda = check["buildable_with"]
             failing = [sm for sm in sms if not _arch_buildable(facts.arch_fields[sm], cuda)]
@@ -198,26 +239,51 @@ def _validation_findings():
                 )
 
 
-def run_audit() -> AuditResult:
+def _stale_count(criteria: dict, facts: CatalogueFacts) -> bool:
+    """An acknowledged count claim records the catalogue's own count (`catalogue`); when the
+    catalogue no longer has that many, the recorded resolution no longer explains it."""
+    expected = criteria.get("catalogue")
+    key = (criteria.get("repository"), criteria.get("branch"))
+    return expected is not None and facts.counts.get(key, 0) != expected
+
+
+GATES = ("seeded", "imported", "all", "none")  # or REPOSITORY:BRANCH
+
+
+def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
+    """gate: which branches' lint findings count against the result (GATES or
+    "repository:branch" names)."""
     from catalog.models import Branch, SourceClaim
 
     facts = gather_facts()
     findings, verified = [], []
+    explained_counts = set()  # (repository, branch, stated count) an acknowledged claim explains
     for claim in SourceClaim.objects.all():
-        problem = evaluate_claim(claim.kind, claim.criteria or {}, facts)
+        criteria = claim.criteria or {}
+        problem = evaluate_claim(claim.kind, criteria, facts)
         if problem is None:
             verified.append(Verified(claim.key, claim.subject, claim.statement, claim.source))
             continue
+        stale = claim.kind == "count" and _stale_count(criteria, facts)
+        if claim.kind == "count" and claim.acknowledged and not stale:
+            explained_counts.add((criteria["repository"], criteria["branch"], criteria["count"]))
         findings.append(
             Finding(
-                key=claim.key, kind=claim.kind, subject=claim.subject, message=problem,
+                key=claim.key, kind=claim.kind, subject=claim.subject,
+                message=problem + (
+                    f" The recorded resolution expects {criteria['catalogue']}." if stale else ""
+                ),
                 source=claim.source, statement=claim.statement, resolution=claim.resolution,
-                known=claim.acknowledged,
+                known=claim.acknowledged and not stale,
             )
         )
-    for branch in Branch.objects.all():
+    branches = list(Branch.objects.all())
+    for branch in branches:
         actual = facts.counts.get((branch.repository, branch.name), 0)
-        if branch.stated_variant_count is not None and actual != branch.stated_variant_count:
+        stated = branch.stated_variant_count
+        if (branch.repository, branch.name, stated) in explained_counts:
+            continue  # the acknowledged claim's finding already says so
+        if stated is not None and actual != stated:
             findings.append(
                 Finding(
                     key=f"count-{branch.repository}-{branch.name}",
@@ -227,4 +293,95 @@ def run_audit() -> AuditResult:
                 )
             )
     findings.extend(_validation_findings())
-    return AuditResult(findings=findings, verified=verified)
+    lint_branches = _lint_branches(branches, set(gate))
+    return AuditResult(findings=findings, verified=verified, lint=lint_branches)
+
+
+# ---------------------------------------------------------------- lint records
+
+def branch_imported(branch) -> bool:
+    """Whether a branch was read from a build repository rather than seeded: the one place that
+    asks (Branch.is_imported where the model records its origin; seeded otherwise)."""
+    return bool(getattr(branch, "is_imported", False))
+
+
+def _gates(branch, imported: bool, gate: set) -> bool:
+    if "none" in gate:
+        return False
+    return (
+        "all" in gate
+        or ("imported" if imported else "seeded") in gate
+        or f"{branch.repository}:{branch.name}" in gate
+    )
+
+
+def _lint_branches(branches, gate: set) -> list[BranchLint]:
+    by_branch: dict = {}
+    for finding in lint.lint(lint_records(), architecture_facts()):
+        by_branch.setdefault((finding.repository, finding.branch), []).append(finding)
+    result = []
+    for branch in branches:
+        imported = branch_imported(branch)
+        result.append(BranchLint(
+            branch.repository, branch.name, imported, _gates(branch, imported, gate),
+            by_branch.get((branch.repository, branch.name), []),
+        ))
+    return result
+
+
+def architecture_facts() -> dict[str, lint.ArchFacts]:
+    """Each architecture's CUDA bounds and host CPU architecture, from its row."""
+    from catalog.models import GpuArchitecture
+
+    facts, hosts = {}, None
+    for arch in GpuArchitecture.objects.all():
+        host = getattr(arch, "host_arch", None)
+        if host is None:
+            # Until GpuArchitecture has the field, its source row in architectures.toml says it.
+            hosts = _fixture_host_arches() if hosts is None else hosts
+            host = hosts.get(arch.sm, "")
+        facts[arch.sm] = lint.ArchFacts(arch.sm, arch.min_cuda, arch.max_cuda, host or "")
+    return facts
+
+
+def _fixture_host_arches() -> dict[str, str]:
+    from catalog.seeding import fixtures_dir, read_toml
+
+    rows = read_toml(fixtures_dir() / "catalogue" / "architectures.toml").get("architecture", [])
+    return {row["sm"]: row.get("host_arch", "") for row in rows if "sm" in row}
+
+
+def lint_records() -> list[lint.VariantRecord]:
+    """One record per variant: the facts of its recipe next to the catalogue's fields.
+
+    The one place to adapt as the model grows: a variant imported from a repository will bring
+    its own recipe facts (read from its stored source, with its own file name); until then every
+    variant's recipe is the one the catalogue renders (`recipe_facts`)."""
+    from catalog.exporters.nix import recipe_facts
+    from catalog.models import Variant
+
+    variants = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa", "depends_on__branch")
+    return [
+        _lint_record(v, recipe_facts(v), file_name=getattr(v, "recipe_file", "") or v.pname)
+        for v in variants
+    ]
+
+
+def _lint_record(variant, facts, file_name: str) -> lint.VariantRecord:
+    source = facts.pytorch_source
+    return lint.VariantRecord(
+        repository=variant.branch.repository,
+        branch=variant.branch.name,
+        pname=facts.pname,
+        file_name=file_name,
+        library=variant.library,
+        backend=variant.backend,
+        cuda_version=variant.cuda_version,
+        sm=variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        isa=variant.cpu_isa.slug if variant.cpu_isa_id else "",
+        platforms=tuple(facts.platforms),
+        gpu_targets=tuple(facts.gpu_targets),
+        nixpkgs_pin=facts.nixpkgs_pin,
+        planned=variant.status == "planned",
+        pytorch_recipe=source.sibling if source and source.kind == "sibling" else "",
+    )

@@ -129,8 +129,41 @@ def sm_number(sm: str) -> str:
 
 
 def sm_underscore(sm: str) -> str:
-    """'sm90' -> 'sm_90' (gpuArchSM / TORCH_CUDA_ARCH_LIST in the recipes)."""
+    """'sm90' -> 'sm_90': the seeds' (wrong) spelling of a GPU target, kept to recognise it."""
     return f"sm_{sm_number(sm)}"
+
+
+# A TORCH_CUDA_ARCH_LIST entry: a compute capability in dot notation, optionally with an
+# architecture-specific suffix (`a`, or `f` for family-portable code) and/or `+PTX`. This is
+# what PyTorch's extension builder and CMake arch selection accept; "sm_90" is refused there.
+_GPU_TARGET_RE = re.compile(r"^(?P<major>\d{1,2})\.(?P<minor>\d)(?P<suffix>[af]?)(?P<ptx>\+PTX)?$")
+_SM_TARGET_RE = re.compile(r"^sm_(?P<number>\d{2,3})[af]?$")
+
+
+def gpu_target(sm: str) -> str:
+    """'sm90' -> '9.0': the gpuTargets / TORCH_CUDA_ARCH_LIST entry for an architecture."""
+    return compute_capability_from_sm(sm)
+
+
+def gpu_target_sm(entry: str) -> str:
+    """The architecture a GPU target names: '9.0' / '9.0a' / '9.0+PTX' -> 'sm90'.
+
+    Raises InvalidName, with the reason, for anything PyTorch would refuse, including the
+    'sm_90' spelling (use `gpu_target_sm_lenient` to read that spelling anyway)."""
+    match = _GPU_TARGET_RE.match(entry or "")
+    if not match:
+        hint = " (write compute capabilities in dot notation, e.g. \"9.0\")" if _SM_TARGET_RE.match(entry or "") else ""
+        raise InvalidName(f"{entry!r} is not a TORCH_CUDA_ARCH_LIST entry{hint}")
+    return f"sm{int(match['major'])}{match['minor']}"
+
+
+def gpu_target_sm_lenient(entry: str) -> str:
+    """Like gpu_target_sm, but also reads the 'sm_90' spelling; '' when neither form."""
+    try:
+        return gpu_target_sm(entry)
+    except InvalidName:
+        match = _SM_TARGET_RE.match(entry or "")
+        return f"sm{match['number']}" if match else ""
 
 
 def sm_from_compute_capability(cc: str) -> str:

@@ -8,15 +8,17 @@ Production (DJANGO_DEBUG=0) refuses to start without a real DJANGO_SECRET_KEY.
 | variable | meaning | default |
 |---|---|---|
 | DJANGO_DEBUG | 1/0 | 1 (development) |
-| DJANGO_SECRET_KEY | the signing key; required, ≥ 50 characters, when DEBUG is off | a development key |
+| DJANGO_SECRET_KEY | signing key; required (≥ 50 characters) when DEBUG is off | a dev key |
 | DJANGO_ALLOWED_HOSTS | comma-separated host names | 127.0.0.1,localhost,testserver |
 | DATABASE_URL | e.g. postgres://user:pass@127.0.0.1:5432/catalogue | sqlite:///db.sqlite3 |
-| DJANGO_HTTPS | 1 when the site is served over HTTPS: secure cookies, HSTS, redirect | on when DEBUG is off |
+| DJANGO_HTTPS | 1 when served over HTTPS: secure cookies, HSTS, redirect | on when DEBUG is off |
 | DJANGO_PROXY_SSL_HEADER | 1 behind a TLS-terminating proxy that sets X-Forwarded-Proto | 0 |
 | DJANGO_CSRF_TRUSTED_ORIGINS | comma-separated origins (https://catalogue.example.org) | none |
 | DJANGO_HSTS_SECONDS | HSTS max-age when DJANGO_HTTPS is on | 31536000 |
 """
+
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -28,14 +30,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DEV_SECRET_KEY = "dev-only-insecure-key-do-not-deploy"
 
 
-def env_bool(name, default=False):
+def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None or not value.strip():
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def env_list(name, default=""):
+def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
@@ -225,6 +227,40 @@ if HTTPS:
 # Behind a TLS-terminating reverse proxy that sets X-Forwarded-Proto (and strips it from clients).
 if env_bool("DJANGO_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Request limits and login throttling ------------------------------------------------------
+# One block, so the whole policy reads in one place: it adds to INSTALLED_APPS and MIDDLEWARE
+# here rather than in their lists above.
+#
+# No request body over MAX_REQUEST_BODY_BYTES is read: catalog.middleware refuses it from its
+# Content-Length (or, chunked, after reading one byte past the limit) with 413 — JSON under
+# /api/, plain text elsewhere — and answers Django's own limits below the same way. 2.5 MB holds
+# the wizard's three 256 KB pastes even form-encoded; no upload ever spills to a temporary file.
+MAX_REQUEST_BODY_BYTES = 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000  # Django's default, stated: admin pages post far fewer
+DATA_UPLOAD_MAX_NUMBER_FILES = 10
+
+# Admin login throttling (django-axes): the 5th wrong password for a user name from one address
+# locks that pair out for 15 minutes — even the right password is refused until then; a
+# successful login clears the count. Failures are kept in the database (shared by every worker).
+INSTALLED_APPS += ["axes"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The body limit goes after every other middleware (only axes, which asks to be last, follows):
+# it runs before any view or form reads the body, and the others still add their security
+# headers to its refusals.
+MIDDLEWARE += [
+    "catalog.middleware.RequestBodyLimitMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
 
 LOGGING = {
     "version": 1,

@@ -1,5 +1,5 @@
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from catalog.audit import CatalogueFacts, evaluate_claim, run_audit
 from catalog.models import Branch, SourceClaim, Variant
@@ -8,12 +8,13 @@ pytestmark = pytest.mark.django_db
 
 
 def run_command(capsys):
-    code = 0
+    """(exit status, captured output, the CommandError's sentence) as manage.py would end."""
+    code, error = 0, ""
     try:
         call_command("audit-catalogue")
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr()
+    except CommandError as exc:
+        code, error = exc.returncode, str(exc)
+    return code, capsys.readouterr(), error
 
 
 def test_seed_catalogue_has_only_known_findings(capsys):
@@ -22,13 +23,15 @@ def test_seed_catalogue_has_only_known_findings(capsys):
     keys = {f.key for f in result.known}
     # The contradictions the seeds are known for are all found and recorded.
     assert {
-        "sm121-min-cuda-12-9", "vnni-on-skylake-sp", "armv9-on-graviton3", "avx512-on-i9-12900k",
+        "sm121-min-cuda-13", "vnni-on-skylake-sp", "armv9-on-graviton3", "avx512-on-i9-12900k",
         "l40s-is-sm90", "armv8-2-slug", "publish-cpu-name-with-cuda", "torchvision-plan-60",
-        "blackwell-driver-570", "cpu-platforms-both", "publish-push-master",
+        "blackwell-driver-570", "cpu-platforms-both", "publish-push-master", "gpu-targets-sm-prefix",
+        "dgx-spark-is-arm", "example-sm121-avx512", "torchvision-cuda-13-0-count",
     } <= keys
     # Claims that hold are verified, not findings.
-    assert {"vnni-on-cascade-lake", "bf16-on-zen4", "armv9-on-neoverse-v2"} <= {v.key for v in result.verified}
-    code, out = run_command(capsys)
+    verified = {v.key for v in result.verified}
+    assert {"vnni-on-cascade-lake", "bf16-on-zen4", "armv9-on-neoverse-v2", "sm121-min-cuda-12-9"} <= verified
+    code, out, _ = run_command(capsys)
     assert code == 0
     assert "New findings: 0" in out.out and "armv9-on-graviton3" in out.out
 
@@ -42,15 +45,26 @@ def test_planted_contradiction_is_a_new_finding(capsys):
     result = run_audit()
     assert [f.key for f in result.new] == ["planted-avx512-on-haswell"]
     assert "lacks avx512bw, avx512dq, avx512f, avx512vl" in result.new[0].message
-    code, out = run_command(capsys)
+    code, out, error = run_command(capsys)
     assert code == 1
-    assert "planted-avx512-on-haswell" in out.out and "1 new finding" in out.err
+    assert "planted-avx512-on-haswell" in out.out and "1 new finding" in error
 
 
 def test_count_mismatch_is_a_new_finding():
-    Variant.objects.filter(branch__name="cuda-13_0", gpu_arch__sm="sm121", cpu_isa__slug="armv9").delete()
+    Variant.objects.filter(branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm90-avx").delete()
     keys = {f.key for f in run_audit().new}
-    assert "count-build-torchvision-cuda-13_0" in keys
+    assert "count-build-pytorch-main" in keys
+
+
+def test_a_recorded_count_contradiction_goes_stale_when_the_catalogue_changes():
+    # cuda-13_0: the seed states 12, the catalogue derives 4, a claim records why.
+    result = run_audit()
+    assert "torchvision-cuda-13-0-count" in {f.key for f in result.known}
+    assert "count-build-torchvision-cuda-13_0" not in {f.key for f in result.findings}
+    Variant.objects.filter(branch__name="cuda-13_0", gpu_arch__sm="sm121", cpu_isa__slug="armv9").delete()
+    new = {f.key: f for f in run_audit().new}
+    assert "count-build-torchvision-cuda-13_0" in new
+    assert "The recorded resolution expects 4." in new["torchvision-cuda-13-0-count"].message
 
 
 def test_invalid_record_is_a_new_finding():
@@ -88,6 +102,9 @@ FACTS = CatalogueFacts(
         ("cpu-generation", {"isa": "armv9", "features": ["sve", "sve2"]}, True),
         ("architecture", {"sm": "sm121", "field": "min_cuda", "value": "13.0"}, True),
         ("architecture", {"sm": "sm121", "buildable_with": "12.9"}, False),
+        ("architecture", {"sm": "sm121", "gpu_target": "12.1"}, True),
+        ("architecture", {"sm": "sm121", "gpu_target": "sm_121"}, False),
+        ("architecture", {"sm": "sm121", "gpu_target": "12.0"}, False),
         ("gpu-model", {"model": "L40S", "sm": "sm90"}, False),
         ("count", {"repository": "build-pytorch", "branch": "main", "count": 62}, True),
         ("name", {"name": "pytorch-python313-cpu-avx2", "repository": "build-pytorch", "branch": "main"}, True),

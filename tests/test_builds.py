@@ -1,4 +1,5 @@
 """Build status: record-build, POST /api/builds with tokens, badges, concurrency."""
+
 import json
 import threading
 from io import StringIO
@@ -46,11 +47,18 @@ def post(client, data, secret=None, content_type="application/json", **headers):
 
 # --- the service and the command -------------------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_record_build_adds_a_record_and_sets_the_status():
     record = services.record_build(
-        repository=REPO, branch=BRANCH, pname=PNAME, status="failed", duration_seconds=12,
-        commit="abc123", host="builder-01", log_url="https://ci.example.org/1",
+        repository=REPO,
+        branch=BRANCH,
+        pname=PNAME,
+        status="failed",
+        duration_seconds=12,
+        commit="abc123",
+        host="builder-01",
+        log_url="https://ci.example.org/1",
     )
     assert record.variant == variant()
     assert variant().status == "failed"
@@ -68,8 +76,12 @@ def test_a_successful_rebuild_keeps_a_published_variant_published():
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "overrides",
-    [{"status": "published"}, {"duration_seconds": -1}, {"commit": "not-a-sha"},
-     {"log_url": "javascript:alert(1)"}],
+    [
+        {"status": "published"},
+        {"duration_seconds": -1},
+        {"commit": "not-a-sha"},
+        {"log_url": "javascript:alert(1)"},
+    ],
 )
 def test_record_build_refuses_bad_input_and_writes_nothing(overrides):
     before = (variant().status, BuildRecord.objects.count())
@@ -82,9 +94,25 @@ def test_record_build_refuses_bad_input_and_writes_nothing(overrides):
 @pytest.mark.django_db
 def test_record_build_command_records_a_build():
     out = StringIO()
-    call_command("record-build", PNAME, "--repository", REPO, "--branch", BRANCH,
-                 "--status", "building", "--duration", "60", "--commit", "deadbeef",
-                 "--host", "b1", "--log-url", "https://ci.example.org/2", stdout=out)
+    call_command(
+        "record-build",
+        PNAME,
+        "--repository",
+        REPO,
+        "--branch",
+        BRANCH,
+        "--status",
+        "building",
+        "--duration",
+        "60",
+        "--commit",
+        "deadbeef",
+        "--host",
+        "b1",
+        "--log-url",
+        "https://ci.example.org/2",
+        stdout=out,
+    )
     assert "is building" in out.getvalue()
     assert variant().status == "building"
     assert variant().builds.get().duration_seconds == 60
@@ -93,17 +121,22 @@ def test_record_build_command_records_a_build():
 @pytest.mark.django_db
 def test_record_build_command_names_an_unknown_variant():
     with pytest.raises(CommandError, match="No variant 'nope'.*Nothing was recorded"):
-        call_command("record-build", "nope", "--repository", REPO, "--branch", BRANCH,
-                     "--status", "built")
+        call_command(
+            "record-build", "nope", "--repository", REPO, "--branch", BRANCH, "--status", "built"
+        )
     assert BuildRecord.objects.count() == 0
 
 
 # --- the API ---------------------------------------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_api_records_a_build_with_a_valid_token(client, secret):
-    response = post(client, body(status="failed", duration=30, commit="cafe1234",
-                                 started_at="2026-01-02T03:04:05Z"), secret)
+    response = post(
+        client,
+        body(status="failed", duration=30, commit="cafe1234", started_at="2026-01-02T03:04:05Z"),
+        secret,
+    )
     assert response.status_code == 201, response.content
     assert response.json()["variant_status"] == "failed"
     assert variant().status == "failed"
@@ -239,6 +272,7 @@ def test_admin_shows_the_secret_once_and_stores_only_its_hash(admin_client, ci_u
 
 # --- badges ----------------------------------------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_variant_badge_shows_the_status(client):
     services.record_build(repository=REPO, branch=BRANCH, pname=PNAME, status="failed")
@@ -273,6 +307,7 @@ def test_badge_refuses_post(client):
 
 # --- concurrency -----------------------------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_record_builds_for_one_variant_lose_no_record():
     """Eight threads, each with its own database connection, record five builds each for the
@@ -288,8 +323,11 @@ def test_concurrent_record_builds_for_one_variant_lose_no_record():
             barrier.wait()
             for i in range(per_thread):
                 services.record_build(
-                    repository=REPO, branch=BRANCH, pname=PNAME,
-                    status="built" if (n + i) % 2 else "failed", host=f"t{n}-{i}",
+                    repository=REPO,
+                    branch=BRANCH,
+                    pname=PNAME,
+                    status="built" if (n + i) % 2 else "failed",
+                    host=f"t{n}-{i}",
                 )
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)

@@ -54,7 +54,7 @@ def test_sm_helpers():
 @pytest.mark.django_db
 def test_every_variant_name_round_trips_through_naming():
     variants = Variant.objects.select_related("gpu_arch", "cpu_isa", "branch")
-    assert variants.count() == 812
+    assert variants.count() == 804
     for v in variants:
         parts = naming.parse(v.pname)
         assert parts.library == v.library
@@ -64,3 +64,22 @@ def test_every_variant_name_round_trips_through_naming():
         assert parts.sm == (v.gpu_arch.sm if v.gpu_arch else "")
         assert parts.isa == (v.cpu_isa.slug if v.cpu_isa else "")
         assert naming.compose_parts(parts) == v.pname == v.composed_pname()
+
+
+def test_gpu_targets_are_compute_capabilities_in_dot_notation():
+    assert naming.gpu_target("sm90") == "9.0"
+    assert naming.gpu_target("sm121") == "12.1"
+    for entry, sm in (("9.0", "sm90"), ("10.3", "sm103"), ("12.1", "sm121"), ("9.0a", "sm90"),
+                      ("10.0f", "sm100"), ("8.9+PTX", "sm89")):
+        assert naming.gpu_target_sm(entry) == sm
+
+
+def test_sm_underscore_targets_are_refused_with_a_hint_but_readable_leniently():
+    import pytest
+
+    with pytest.raises(naming.InvalidName, match="dot notation"):
+        naming.gpu_target_sm("sm_90")
+    with pytest.raises(naming.InvalidName):
+        naming.gpu_target_sm("Hopper")
+    assert naming.gpu_target_sm_lenient("sm_90") == "sm90"
+    assert naming.gpu_target_sm_lenient("Hopper") == ""

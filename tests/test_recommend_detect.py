@@ -225,9 +225,9 @@ def test_shared_sample_pasted_whole_is_recognised_tool_by_tool():
     assert set(facts.sources) == {"nvidia-smi", "nvidia-smi --query-gpu", "lscpu", "/proc/cpuinfo", "uname", "os-release"}
     assert (facts.os, facts.arch, facts.distro) == ("linux", "x86_64", "Ubuntu 24.04.3 LTS")
     answers = facts.answers()
-    assert answers["gpus"] == [{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}]
-    assert answers["driver_version"] == "580.159.04" and answers["driver_cuda"] == "13.0"
-    assert "avx512_vnni" in answers["cpu_flags"]
+    assert answers["gpu"] == ["NVIDIA H100 80GB HBM3"] and answers["compute_cap"] == ["9.0"]
+    assert answers["driver"] == "580.159.04" and answers["driver_cuda"] == "13.0"
+    assert "avx512_vnni" in answers["cpu_features"]
 
 
 @pytest.mark.parametrize("host", sorted(p.name for p in HOSTS.iterdir() if p.is_dir()))

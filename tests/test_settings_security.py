@@ -1,5 +1,6 @@
 """Deployment settings and security: refusal without a key, check --deploy, headers, CSRF,
 anonymous writes."""
+
 import os
 import secrets
 import subprocess
@@ -13,15 +14,23 @@ from django.test import Client
 from catalog.models import Branch, DocPage
 
 ROOT = Path(__file__).resolve().parent.parent
-REFUSAL = "DJANGO_DEBUG is off but DJANGO_SECRET_KEY is missing, the development default, or insecure"
+REFUSAL = (
+    "DJANGO_DEBUG is off but DJANGO_SECRET_KEY is missing, the development default, or insecure"
+)
 
 
 def manage(*args, **env):
-    base = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k != "DATABASE_URL"}
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith("DJANGO_") and k != "DATABASE_URL"
+    }
     base["DJANGO_SETTINGS_MODULE"] = "catalogue_site.settings"
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -41,7 +50,13 @@ def production_env(**extra):
 
 @pytest.mark.parametrize(
     "key",
-    [None, "", "dev-only-insecure-key-do-not-deploy", "django-insecure-" + "x" * 50, "short-but-random-Q8f"],
+    [
+        None,
+        "",
+        "dev-only-insecure-key-do-not-deploy",
+        "django-insecure-" + "x" * 50,
+        "short-but-random-Q8f",
+    ],
 )
 def test_production_refuses_to_start_without_a_real_secret_key(key):
     env = {"DJANGO_DEBUG": "0"}
@@ -65,7 +80,9 @@ def test_check_deploy_with_production_settings_has_no_warnings():
 
 
 def test_check_deploy_behind_a_tls_proxy_has_no_warnings():
-    env = production_env(DJANGO_PROXY_SSL_HEADER="1", DJANGO_CSRF_TRUSTED_ORIGINS="https://catalogue.example.org")
+    env = production_env(
+        DJANGO_PROXY_SSL_HEADER="1", DJANGO_CSRF_TRUSTED_ORIGINS="https://catalogue.example.org"
+    )
     result = manage("check", "--deploy", "--fail-level", "WARNING", **env)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -74,7 +91,8 @@ def test_production_settings_values():
     code = (
         "from django.conf import settings as s;"
         "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_SSL_REDIRECT,"
-        " s.SECURE_HSTS_SECONDS > 0, s.STORAGES['staticfiles']['BACKEND'], s.DATABASES['default']['ENGINE'],"
+        " s.SECURE_HSTS_SECONDS > 0, s.STORAGES['staticfiles']['BACKEND'],"
+        " s.DATABASES['default']['ENGINE'],"
         " s.SECURE_PROXY_SSL_HEADER)"
     )
     env = production_env(
@@ -83,9 +101,15 @@ def test_production_settings_values():
     result = manage("shell", "-c", code, **env)
     assert result.returncode == 0, result.stderr
     assert last_line(result).split() == [
-        "False", "True", "True", "True", "True",
+        "False",
+        "True",
+        "True",
+        "True",
+        "True",
         "whitenoise.storage.CompressedManifestStaticFilesStorage",
-        "django.db.backends.postgresql", "('HTTP_X_FORWARDED_PROTO',", "'https')",
+        "django.db.backends.postgresql",
+        "('HTTP_X_FORWARDED_PROTO',",
+        "'https')",
     ]
 
 

@@ -37,12 +37,18 @@ def test_sm103_needs_cuda_12_9():
     assert_invalid(v, "cuda_version", "SM103 needs CUDA ≥ 12.9")
 
 
-@pytest.mark.parametrize("sm", ["sm110", "sm121"])
-def test_sm110_and_sm121_need_cuda_13(sm):
-    v = variant(f"pytorch-python313-cuda12_9-sm90-avx512", ("build-pytorch", "pytorch-2.9-python313"))
+@pytest.mark.parametrize(
+    "sm, pname, branch, minimum",
+    [
+        ("sm110", "pytorch-python313-cuda12_9-sm90-armv9", "pytorch-2.9-python313", "13.0"),
+        ("sm121", "pytorch-python313-cuda12_8-sm90-armv9", "main", "12.9"),
+    ],
+)
+def test_sm110_needs_cuda_13_and_sm121_cuda_12_9(sm, pname, branch, minimum):
+    v = variant(pname, ("build-pytorch", branch))
     v.gpu_arch = GpuArchitecture.objects.get(sm=sm)
     v.pname = v.composed_pname()
-    assert_invalid(v, "cuda_version", f"{sm.upper()} needs CUDA ≥ 13.0")
+    assert_invalid(v, "cuda_version", f"{sm.upper()} needs CUDA ≥ {minimum}")
 
 
 def test_cuda_13_cannot_build_pascal():

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
-from catalog import host_probe, wizard_input
+from catalog import host_probe, wizard_cli
 from tests.test_wizard_api import CASES, HOSTS, Case, check_body, host_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,12 +22,26 @@ FILE_OPTIONS = {"nvidia_smi": "--nvidia-smi", "lscpu": "--lscpu", "cpuinfo": "--
 
 
 def cli(*args):
+    """(exit code, stdout, stderr) of the command, its CommandError written as manage.py does."""
     out, err = io.StringIO(), io.StringIO()
     try:
         call_command("which-variant", *args, stdout=out, stderr=err)
         code = 0
-    except SystemExit as exc:
-        code = exc.code
+    except CommandError as exc:
+        code = exc.returncode
+        err.write(f"CommandError: {exc}\n")
+    return code, out.getvalue(), err.getvalue()
+
+
+def run(options: dict, probe) -> tuple[int, str, str]:
+    """wizard_cli.run with a probe of a fake machine, as cli() reports it."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        wizard_cli.run(options, out, err, probe=probe)
+        code = 0
+    except CommandError as exc:
+        code = exc.returncode
+        err.write(f"CommandError: {exc}\n")
     return code, out.getvalue(), err.getvalue()
 
 
@@ -56,7 +71,7 @@ def test_case_through_the_cli_json(case, tmp_path):
 def test_case_through_the_cli_text(case, tmp_path):
     code, out, err = cli(*case_args(case, tmp_path))
     for words in case.words:
-        assert words in out
+        assert words in out + err  # warnings go to standard error
     if case.pname:
         assert f"Use: {case.pname}  (" in out and f"branch {case.branch})" in out
         assert f"git checkout {case.branch}" in out
@@ -153,11 +168,10 @@ def test_detect_with_a_fake_nvidia_smi_on_path(tmp_path, monkeypatch):
     fake_nvidia_smi(bin_dir)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc")
-    out, err = io.StringIO(), io.StringIO()
-    code = wizard_input.run_cli({"detect": True, "json": True, "save_detected": str(tmp_path / "saved")}, out, err,
-                                probe=lambda: host_probe.probe(proc=proc))
-    body = json.loads(out.getvalue())
-    assert code == 0, err.getvalue()
+    code, out, err = run({"detect": True, "json": True, "save_detected": str(tmp_path / "saved")},
+                         probe=lambda: host_probe.probe(proc=proc))
+    body = json.loads(out)
+    assert code == 0, err
     assert body["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
     assert body["detected"]["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3"
     assert body["detected"]["driver_version"] == "580.159.04"
@@ -183,10 +197,8 @@ def test_detect_without_nvidia_smi_is_a_cpu_only_answer(tmp_path, monkeypatch):
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     proc = fake_proc(tmp_path / "proc", "v100-broadwell")
-    out, err = io.StringIO(), io.StringIO()
-    code = wizard_input.run_cli({"detect": True}, out, err, probe=lambda: host_probe.probe(proc=proc))
-    text = out.getvalue()
-    assert code == 0, err.getvalue()
+    code, text, err = run({"detect": True}, probe=lambda: host_probe.probe(proc=proc))
+    assert code == 0, err
     assert "nvidia-smi is not installed" in text
     assert "Use: pytorch-python313-cpu-avx2" in text
     assert "There is no NVIDIA GPU" in text
@@ -198,12 +210,11 @@ def test_detect_with_a_driver_that_does_not_answer_is_no_gpu(tmp_path, monkeypat
     fake_nvidia_smi(bin_dir, fail="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc")
-    out, err = io.StringIO(), io.StringIO()
-    code = wizard_input.run_cli({"detect": True, "json": True}, out, err, probe=lambda: host_probe.probe(proc=proc))
-    body = json.loads(out.getvalue())
+    code, out, err = run({"detect": True, "json": True}, probe=lambda: host_probe.probe(proc=proc))
+    body = json.loads(out)
     assert code == 0
     assert body["variant"]["pname"] == "pytorch-python313-cpu-avx512"
-    assert "couldn't communicate with the NVIDIA driver" in err.getvalue()
+    assert "couldn't communicate with the NVIDIA driver" in err
 
 
 def test_probe_needs_only_the_standard_library():
@@ -233,9 +244,8 @@ def test_detect_replaying_the_real_h100_capture(tmp_path, monkeypatch):
     fake_nvidia_smi(bin_dir, host="h100-detect")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc", "h100-detect")
-    out, err = io.StringIO(), io.StringIO()
-    code = wizard_input.run_cli({"detect": True, "json": True}, out, err, probe=lambda: host_probe.probe(proc=proc))
-    body = json.loads(out.getvalue())
+    code, out, err = run({"detect": True, "json": True}, probe=lambda: host_probe.probe(proc=proc))
+    body = json.loads(out)
     assert code == 0
     assert body["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
     kept = json.loads((HOSTS.parent / "detect-runs" / "h100.json").read_text())
@@ -260,13 +270,12 @@ def test_detect_replaying_manage_py_on_a_real_h100(tmp_path, monkeypatch, option
     fake_nvidia_smi(bin_dir, host="h100-manage-py")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc", "h100-manage-py")
-    out, err = io.StringIO(), io.StringIO()
-    code = wizard_input.run_cli({"detect": True, **options}, out, err, probe=lambda: host_probe.probe(proc=proc))
-    assert code == 0
+    code, out, err = run({"detect": True, **options}, probe=lambda: host_probe.probe(proc=proc))
+    assert code == 0 and err == ""
     printed = (HOSTS.parent / "detect-runs" / "h100-manage-py" / kept).read_text()
     if options.get("json"):
-        assert json.loads(out.getvalue()) == json.loads(printed)
+        assert json.loads(out) == json.loads(printed)
     else:
         # The real run also printed where --save-detected put the files, and its exit status.
         real = [line for line in printed.splitlines() if not line.startswith(("Note: saved", "exit="))]
-        assert out.getvalue().splitlines() == real
+        assert out.splitlines() == real

@@ -13,6 +13,7 @@ import re
 
 from catalog import naming
 from catalog.models import DISABLEABLE_FEATURES
+from catalog.nix.facts import PytorchSource, RecipeFacts
 
 from . import profiles as P
 
@@ -182,8 +183,10 @@ def target_bindings(variant) -> list[str]:
         models = ", ".join(m.strip() for m in arch.short_models.split("/"))
         lines += [
             f"  # GPU target: {arch.sm.upper()} ({comment(arch.name)} - {comment(models)})",
-            f"  gpuArchNum = {nix_string(naming.sm_number(arch.sm))};        # CMAKE_CUDA_ARCHITECTURES",
-            f"  gpuArchSM = {nix_string(naming.sm_underscore(arch.sm))};      # gpuTargets",
+            f"  gpuArchNum = {nix_string(naming.sm_number(arch.sm))};"
+            "  # CMAKE_CUDA_ARCHITECTURES (the integer)",
+            f"  gpuArchSM = {nix_string(gpu_targets(variant)[0])};"
+            "  # TORCH_CUDA_ARCH_LIST (compute capability)",
             "",
         ]
     if variant.cpu_isa_id:
@@ -312,7 +315,7 @@ def _metadata_attrs(variant, pad) -> list[str]:
     lines += _indented_block(
         "longDescription", [nix_indented(line) for line in long_description(variant)], pad + "  ", append_to_old=False
     )
-    lines += [f"{pad}  platforms = {_list([variant.platform])};", f"{pad}}};"]
+    lines += [f"{pad}  platforms = {_list(platforms(variant))};", f"{pad}}};"]
     return lines
 
 
@@ -379,6 +382,48 @@ def header(variant) -> list[str]:
         lines.append(f"# Built against: {dep.branch.repository} {dep.branch.name} {dep.pname}")
     lines.append(f"# {P.GENERATED_NOTE}")
     return lines
+
+
+def gpu_targets(variant) -> list[str]:
+    """The recipe's gpuTargets: the architecture's compute capability (TORCH_CUDA_ARCH_LIST)."""
+    return [naming.gpu_target(variant.gpu_arch.sm)] if variant.backend == "cuda" else []
+
+
+def platforms(variant) -> list[str]:
+    return [variant.platform]
+
+
+def recipe_facts(variant) -> RecipeFacts:
+    """What render_recipe writes for this variant, as a reader of the file would find it.
+
+    The audit's lint reads a catalogue-rendered variant through this; a variant imported from a
+    repository has the facts of its own source text instead."""
+    companion = variant.library != "pytorch"
+    companion_form = "sibling" if companion and uses_import_form(variant) else "inline"
+    source = None
+    if companion:
+        sibling = variant.depends_on.pname if companion_form == "sibling" else ""
+        source = PytorchSource(companion_form, sibling=sibling)
+    pin = variant.branch.nixpkgs_pin if pin_kind(variant.branch.nixpkgs_pin) != "none" else ""
+    cuda = variant.backend == "cuda"
+    return RecipeFacts(
+        form="pytorch-pinned" if variant.library == "pytorch" else f"companion-{companion_form}",
+        pname=variant.pname,
+        library=variant.library,
+        backend=variant.backend,
+        python_attr=python_set(variant, nixpkgs_var(variant.branch)),
+        nixpkgs_pin=pin,
+        cuda_packages_attr=P.cuda_packages_attr(variant.cuda_version) if cuda else "",
+        gpu_targets=gpu_targets(variant),
+        gpu_arch_num=naming.sm_number(variant.gpu_arch.sm) if cuda else "",
+        cpu_flags=list(variant.cpu_isa.compiler_flags) if variant.cpu_isa_id else [],
+        platforms=platforms(variant),
+        pytorch_source=source,
+        metadata_rev=variant.metadata_rev,
+        disabled_features=ordered_features(variant.disabled_features),
+        extra_cmake_flags=list(variant.extra_cmake_flags or []),
+        description=description(variant),
+    )
 
 
 def uses_import_form(variant) -> bool:

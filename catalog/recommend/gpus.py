@@ -4,8 +4,10 @@ The catalogue's GPU models table (names + aliases) is asked first; `KNOWN_GPUS` 
 well-known GPUs, including ones no branch builds for (Tesla K80, Maxwell, P100, Jetson Orin), so
 that such a name resolves to a compute capability and gets a clear "no build" answer.
 """
+
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -116,21 +118,48 @@ FAMILY_BY_CC_MAJOR = {
     "11": "Blackwell (Thor)",
     "12": "Blackwell",
 }
-FAMILY_BY_CC = {"6.0": "Pascal GP100", "7.0": "Volta", "7.2": "Volta (Jetson Xavier)",
-                "8.7": "Ampere (Jetson Orin)", "5.3": "Maxwell (Jetson Nano)", "6.2": "Pascal (Jetson TX2)"}
+FAMILY_BY_CC = {
+    "6.0": "Pascal GP100",
+    "7.0": "Volta",
+    "7.2": "Volta (Jetson Xavier)",
+    "8.7": "Ampere (Jetson Orin)",
+    "5.3": "Maxwell (Jetson Nano)",
+    "6.2": "Pascal (Jetson TX2)",
+}
 
 # Words nvidia-smi adds that do not change which chip it is.
 _DROP_WORDS = {
-    "nvidia", "geforce", "tesla", "pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "nvl",
-    "hbm", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7", "mig", "(r)", "(tm)",
+    "nvidia",
+    "geforce",
+    "tesla",
+    "pcie",
+    "sxm",
+    "sxm2",
+    "sxm3",
+    "sxm4",
+    "sxm5",
+    "sxm6",
+    "nvl",
+    "hbm",
+    "hbm2",
+    "hbm2e",
+    "hbm3",
+    "hbm3e",
+    "gddr6",
+    "gddr6x",
+    "gddr7",
+    "mig",
+    "(r)",
+    "(tm)",
 }
+MAX_NAME = 200  # characters of a GPU name that are read (real ones are under 60)
 _MEMORY_RE = re.compile(r"^\d+(\.\d+)?(gb|g|gib|mb)$")
-_CC_RE = re.compile(r"^\d{1,2}\.\d$")
+_CC_RE = re.compile(r"\d{1,2}\.\d")
 
 
 def normalise_gpu_name(name: str) -> str:
     """'NVIDIA A100-SXM4-80GB' -> 'a100'; 'NVIDIA GeForce RTX 4090' -> 'rtx 4090'."""
-    text = (name or "").lower().replace("\u00ae", " ").replace("\u2122", " ")
+    text = (name or "")[:MAX_NAME].lower().replace("\u00ae", " ").replace("\u2122", " ")
     text = text.replace("(r)", " ").replace("(tm)", " ")
     text = re.sub(r"[-_/,]+", " ", text)
     text = text.replace("...", " ").rstrip(".")
@@ -139,7 +168,7 @@ def normalise_gpu_name(name: str) -> str:
 
 
 def is_compute_capability(value: str) -> bool:
-    return bool(_CC_RE.match(str(value or "").strip()))
+    return bool(_CC_RE.fullmatch(str(value or "").strip()))
 
 
 @dataclass(frozen=True)
@@ -151,21 +180,44 @@ class GpuMatch:
     source: str  # "catalogue" | "known" | "compute capability"
 
 
-def _tables(catalogue):
-    """(normalised name -> (display name, cc)) from the catalogue's models, then KNOWN_GPUS."""
+def _table_of(pairs) -> dict[str, tuple[str, str, str]]:
+    """normalised name -> (display name, compute capability, source); the first spelling wins."""
     table: dict[str, tuple[str, str, str]] = {}
-    if catalogue is not None:
-        for model in catalogue.gpu_models:
-            arch = catalogue.architecture(model.sm)
-            cc = arch.compute_capability if arch else naming.compute_capability_from_sm(model.sm)
-            for spelling in (model.name, *model.aliases):
-                key = normalise_gpu_name(spelling)
-                if key:
-                    table.setdefault(key, (model.name, cc, "catalogue"))
-    for spelling, cc in KNOWN_GPUS.items():
+    for spelling, entry in pairs:
         key = normalise_gpu_name(spelling)
-        table.setdefault(key, (spelling, cc, "known"))
+        if key and key.count(" ") < _MAX_WORDS:
+            table.setdefault(key, entry)
     return table
+
+
+_MAX_WORDS = 8  # words in the longest GPU name a table holds (_table_of keeps no longer one)
+
+
+@functools.cache
+def _known_table() -> dict[str, tuple[str, str, str]]:
+    return _table_of((name, (name, cc, "known")) for name, cc in KNOWN_GPUS.items())
+
+
+def _catalogue_table(catalogue) -> dict[str, tuple[str, str, str]]:
+    """The catalogue's models and aliases first, then KNOWN_GPUS."""
+    pairs = []
+    for model in catalogue.gpu_models:
+        arch = catalogue.architecture(model.sm)
+        cc = arch.compute_capability if arch else naming.compute_capability_from_sm(model.sm)
+        pairs += [
+            (spelling, (model.name, cc, "catalogue")) for spelling in (model.name, *model.aliases)
+        ]
+    table = _table_of(pairs)
+    for key, entry in _known_table().items():
+        table.setdefault(key, entry)
+    return table
+
+
+def _table(catalogue) -> dict[str, tuple[str, str, str]]:
+    """Built once per catalogue snapshot (and once for the known GPUs), never per GPU."""
+    if catalogue is None:
+        return _known_table()
+    return catalogue.memo("gpu-names", _catalogue_table)
 
 
 def resolve_gpu_name(name: str, catalogue=None) -> GpuMatch | None:
@@ -177,18 +229,19 @@ def resolve_gpu_name(name: str, catalogue=None) -> GpuMatch | None:
     key = normalise_gpu_name(name)
     if not key:
         return None
-    table = _tables(catalogue)
+    table = _table(catalogue)
     hit = table.get(key)
-    if hit is None:
-        prefixes = [k for k in table if key.startswith(k + " ")]
-        if prefixes:
-            hit = table[max(prefixes, key=len)]
-    if hit is None:
+    words = key.split()
+    # Known names are a few words long: only prefixes that short can match.
+    for n in range(min(len(words) - 1, _MAX_WORDS), 0, -1):
+        if hit is not None:
+            break
+        hit = table.get(" ".join(words[:n]))
+    if hit is None and (name or "").rstrip().endswith("..."):
         # nvidia-smi truncates long names in its table: 'NVIDIA GeForce RTX 4090 Lap...'.
-        if (name or "").rstrip().endswith("..."):
-            candidates = [k for k in table if k.startswith(key)]
-            if len({table[k][1] for k in candidates}) == 1:
-                hit = table[candidates[0]]
+        candidates = [k for k in table if k.startswith(key)]
+        if len({table[k][1] for k in candidates}) == 1:
+            hit = table[candidates[0]]
     if hit is None:
         return None
     display, cc, source = hit

@@ -162,6 +162,12 @@ class Catalogue:
     def isas_for(self, arch: str) -> list[IsaInfo]:
         return sorted((i for i in self.isas if i.arch == arch), key=lambda i: i.rank)
 
+    def memo(self, key: str, build):
+        """`build(self)`, computed once per snapshot (lookup tables derived from the records)."""
+        if key not in self._index:
+            self._index[key] = build(self)
+        return self._index[key]
+
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod
     def from_objects(cls, *, variants, branches, architectures, gpu_models, isas) -> "Catalogue":

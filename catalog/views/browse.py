@@ -10,7 +10,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
 
-from catalog import cache, markdown, naming, selectors
+from catalog import cache, lint, markdown, naming, selectors
 from catalog.audit import run_audit
 from catalog.exporters import render_recipe
 from catalog.grid import build_grid
@@ -171,5 +171,8 @@ def audit(request):
     return render(
         request,
         "catalog/audit.html",
-        {"new": result.new, "known": result.known, "verified": result.verified},
+        {
+            "new": result.new, "known": result.known, "verified": result.verified,
+            "lint": result.lint, "lint_count": result.lint_count, "lint_rules": lint.RULES,
+        },
     )

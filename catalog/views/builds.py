@@ -18,13 +18,12 @@ cookie: a browser cannot be tricked into sending the header, so CSRF does not ap
 GET /variants/<repository>/<branch>/<pname>/badge.svg and /branches/<repository>/<branch>/badge.svg
     a shields-style SVG with the variant's status / the branch's built count.
 """
-from __future__ import annotations
 
-import json
+from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.db.models import Count, Q
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -33,123 +32,154 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from catalog import services
-from catalog.models import ApiToken, Branch, Variant
+from catalog.http import JsonBodyError, load_json
+from catalog.models import ApiToken, Branch, BuildRecord, Variant
 
 MAX_BODY_BYTES = 64 * 1024
 PERMISSION = "catalog.add_buildrecord"
-STRING_FIELDS = {"repository": 40, "branch": 80, "pname": 120, "status": 20, "log_url": 200,
-                 "commit": 40, "host": 120, "started_at": 40}
+STRING_FIELDS = {
+    "repository": 40,
+    "branch": 80,
+    "pname": 120,
+    "status": 20,
+    "log_url": 200,
+    "commit": 40,
+    "host": 120,
+    "started_at": 40,
+}
 REQUIRED = ("repository", "branch", "pname", "status")
 ALLOWED_FIELDS = set(STRING_FIELDS) | {"duration", "duration_seconds"}
 
 
-def _error(status, message, **extra):
+class Refused(Exception):
+    """A request the API answers with an error: the status, one sentence, extra JSON keys."""
+
+    def __init__(self, status: int, message: str, **extra: object) -> None:
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+
+def _error(status: int, message: str, **extra: object) -> JsonResponse:
     response = JsonResponse({"error": message, **extra}, status=status)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     return response
 
 
-def _authenticate(request):
-    """The request's ApiToken, or an error response (401/403)."""
+def _authenticate(request: HttpRequest) -> ApiToken:
+    """The request's ApiToken; Refused 401/403 without a valid, permitted one."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     scheme, _, secret = header.partition(" ")
     secret = secret.strip()
     if scheme.lower() != "bearer" or not secret:
-        return None, _error(401, "Send an API token: 'Authorization: Bearer <token>'.")
+        raise Refused(401, "Send an API token: 'Authorization: Bearer <token>'.")
     token = (
         ApiToken.objects.select_related("user")
         .filter(key_hash=ApiToken.hash_secret(secret))
         .first()
     )
     if token is None:
-        return None, _error(401, "The API token is not valid.")
+        raise Refused(401, "The API token is not valid.")
     if token.revoked:
-        return None, _error(403, "The API token has been revoked.")
+        raise Refused(403, "The API token has been revoked.")
     if not token.user.is_active or not token.user.has_perm(PERMISSION):
-        return None, _error(403, "The token's user may not record builds.")
-    return token, None
+        raise Refused(403, "The token's user may not record builds.")
+    return token
 
 
-def _parse(request):
-    """The record_build keyword arguments from the JSON body, or an error response."""
-    content_type = request.content_type or ""
-    if content_type not in ("application/json", ""):
-        return None, _error(415, "Send the build as JSON (Content-Type: application/json).")
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return None, _error(400, "The Content-Length header is not a number.")
-    if length > MAX_BODY_BYTES:
-        return None, _error(413, f"The body is larger than {MAX_BODY_BYTES} bytes.")
+def _json_object(request: HttpRequest) -> dict:
+    """The body as a JSON object: 415 unless declared JSON, 413 over MAX_BODY_BYTES, 400 when
+    it is not UTF-8 JSON (nesting bounded by catalog.http), not an object."""
+    if request.content_type != "application/json":
+        raise Refused(415, "Send the build as JSON (Content-Type: application/json).")
+    too_big = Refused(413, f"The body is larger than {MAX_BODY_BYTES} bytes.")
+    # RequestBodyLimitMiddleware has refused a Content-Length that is not a number.
+    if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_BODY_BYTES:
+        raise too_big
     try:
         body = request.body
     except RequestDataTooBig:
-        return None, _error(413, f"The body is larger than {MAX_BODY_BYTES} bytes.")
+        raise too_big from None
     if len(body) > MAX_BODY_BYTES:
-        return None, _error(413, f"The body is larger than {MAX_BODY_BYTES} bytes.")
+        raise too_big
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None, _error(400, "The body is not valid UTF-8 JSON.")
+        data = load_json(body)
+    except JsonBodyError as exc:
+        raise Refused(400, str(exc)) from None
     if not isinstance(data, dict):
-        return None, _error(400, "The body must be a JSON object.")
+        raise Refused(400, "The body must be a JSON object.")
+    return data
+
+
+def _string(data: dict, name: str, max_length: int) -> str | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Refused(400, f"{name} must be a string.", field=name)
+    if len(value) > max_length or "\x00" in value:
+        raise Refused(
+            400, f"{name} must be at most {max_length} characters, without NUL.", field=name
+        )
+    return value
+
+
+def _record_kwargs(data: dict) -> dict:
+    """The record_build keyword arguments from the request's fields; Refused 400 if bad."""
     unknown = sorted(set(data) - ALLOWED_FIELDS)
     if unknown:
-        return None, _error(400, f"Unknown field(s): {', '.join(unknown)}.",
-                            allowed=sorted(ALLOWED_FIELDS))
+        raise Refused(
+            400, f"Unknown field(s): {', '.join(unknown)}.", allowed=sorted(ALLOWED_FIELDS)
+        )
     missing = [name for name in REQUIRED if not data.get(name)]
     if missing:
-        return None, _error(400, f"Missing field(s): {', '.join(missing)}.")
+        raise Refused(400, f"Missing field(s): {', '.join(missing)}.")
     kwargs = {}
     for name, max_length in STRING_FIELDS.items():
-        value = data.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            return None, _error(400, f"{name} must be a string.", field=name)
-        if len(value) > max_length or "\x00" in value:
-            return None, _error(400, f"{name} must be at most {max_length} characters, without NUL.",
-                                field=name)
-        kwargs[name] = value
+        value = _string(data, name, max_length)
+        if value is not None:
+            kwargs[name] = value
     if "started_at" in kwargs:
         try:
             started = parse_datetime(kwargs["started_at"])
         except ValueError:
             started = None
         if started is None:
-            return None, _error(400, "started_at must be an ISO 8601 date and time.",
-                                field="started_at")
+            raise Refused(400, "started_at must be an ISO 8601 date and time.", field="started_at")
         kwargs["started_at"] = started
     duration = data.get("duration", data.get("duration_seconds"))
     if duration is not None:
         if isinstance(duration, bool) or not isinstance(duration, int) or duration < 0:
-            return None, _error(400, "duration must be a whole number of seconds, 0 or more.",
-                                field="duration")
+            raise Refused(
+                400, "duration must be a whole number of seconds, 0 or more.", field="duration"
+            )
         kwargs["duration_seconds"] = duration
-    return kwargs, None
+    return kwargs
+
+
+def _record(kwargs: dict) -> BuildRecord:
+    """services.record_build, its refusals as Refused 404/400."""
+    try:
+        return services.record_build(**kwargs)
+    except services.UnknownVariant as exc:
+        raise Refused(404, str(exc)) from None
+    except ValidationError as exc:
+        fields = exc.message_dict if hasattr(exc, "error_dict") else {"__all__": exc.messages}
+        message = " ".join(m for messages in fields.values() for m in messages)
+        raise Refused(400, message, fields=fields) from None
 
 
 @csrf_exempt  # token-authenticated (header, not cookie): see the module docstring
-def api_builds(request):
+def api_builds(request: HttpRequest) -> JsonResponse:
     if request.method != "POST":
         response = _error(405, "Use POST to record a build.")
         response["Allow"] = "POST"
         return response
-    token, error = _authenticate(request)
-    if error:
-        return error
-    kwargs, error = _parse(request)
-    if error:
-        return error
     try:
-        record = services.record_build(**kwargs)
-    except services.UnknownVariant as exc:
-        return _error(404, str(exc))
-    except ValidationError as exc:
-        fields = exc.message_dict if hasattr(exc, "error_dict") else {"__all__": exc.messages}
-        message = " ".join(m for messages in fields.values() for m in messages)
-        return _error(400, message, fields=fields)
+        token = _authenticate(request)
+        record = _record(_record_kwargs(_json_object(request)))
+    except Refused as refused:
+        return _error(refused.status, refused.message, **refused.extra)
     ApiToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
     variant = record.variant
     return JsonResponse(
@@ -161,8 +191,9 @@ def api_builds(request):
             "status": record.status,
             "variant_status": variant.status,
             "started_at": record.started_at.isoformat(),
-            "url": request.build_absolute_uri(f"/variants/{variant.branch.repository}/"
-                                              f"{variant.branch.name}/{variant.pname}/"),
+            "url": request.build_absolute_uri(
+                f"/variants/{variant.branch.repository}/{variant.branch.name}/{variant.pname}/"
+            ),
         },
         status=201,
     )
@@ -179,12 +210,12 @@ COLOURS = {
 }
 
 
-def _text_width(text):
+def _text_width(text: str) -> int:
     # Verdana 11px averages about 6.8 px a character; good enough for a badge.
     return int(len(text) * 6.8) + 10
 
 
-def _badge(label, message, colour):
+def _badge(label: str, message: str, colour: str) -> HttpResponse:
     label_w, message_w = _text_width(label), _text_width(message)
     width = label_w + message_w
     label, message = escape(label), escape(message)
@@ -205,16 +236,18 @@ def _badge(label, message, colour):
 
 
 @require_safe
-def variant_badge(request, repository, branch, pname):
+def variant_badge(request: HttpRequest, repository: str, branch: str, pname: str) -> HttpResponse:
     variant = get_object_or_404(
-        Variant.objects.only("status"), branch__repository=repository, branch__name=branch,
+        Variant.objects.only("status"),
+        branch__repository=repository,
+        branch__name=branch,
         pname=pname,
     )
     return _badge("build", variant.status, COLOURS.get(variant.status, "#6b6b6b"))
 
 
 @require_safe
-def branch_badge(request, repository, branch):
+def branch_badge(request: HttpRequest, repository: str, branch: str) -> HttpResponse:
     found = get_object_or_404(Branch, repository=repository, name=branch)
     counts = found.variants.aggregate(
         total=Count("id"),

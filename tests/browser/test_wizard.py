@@ -82,8 +82,9 @@ def test_paste_nvidia_smi_and_lscpu(page, site):
     expect(detected).to_contain_text("compute capability 9.0")
     expect(detected).to_contain_text("580.159.04")
     expect(detected).to_contain_text("Sapphire Rapids")
-    expect(detected).to_contain_text("avx512f")
-    expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+H100"))
+    # A short URL of what was derived: the GPU, the ISA level; never the flag list.
+    expect(page).to_have_url(re.compile(r"gpu=NVIDIA\+H100.*isa=avx512bf16"))
+    assert "cpu_flags" not in page.url and len(page.url) < 250
 
 
 def test_a_bad_paste_shows_the_message_beside_the_field(page, site):
@@ -115,3 +116,33 @@ def test_full_walk_without_javascript(browser, seeded_live_server):
     expect(page.locator("button.copy").first).to_be_hidden()
     expect(page.locator("#result")).to_contain_text("flox build pytorch-python312-cpu-avx2")
     context.close()
+
+
+def test_on_a_phone_the_paste_form_comes_first_and_folds_away_once_there_is_a_result(browser, site):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(f"{site}/wizard/#paste")  # the home page's "I don't know my hardware" link
+    paste = page.locator("details#paste")
+    expect(paste).to_have_js_property("open", True)
+    paste_top = paste.bounding_box()["y"]
+    assert paste_top < page.locator("form.wizard-step").bounding_box()["y"]
+    assert paste_top < 400  # the fastest path is on the first screen
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.get_by_label("Output of lscpu").fill((HOSTS / "graviton2" / "lscpu.txt").read_text())
+    page.get_by_role("button", name="Detect and recommend").click()
+    expect(page.locator("a.wizard-pick")).to_have_text("pytorch-python313-cpu-armv8_2")
+    # No nvidia-smi: the CPU-only build, with the warning saying what to paste.
+    expect(page.locator(".wizard-warnings")).to_contain_text("give the output of nvidia-smi")
+    expect(paste).to_have_js_property("open", False)
+    assert page.locator("a.wizard-pick").bounding_box()["y"] < 844 * 2
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.locator("details#paste > summary").click()  # it is still there, one tap away
+    expect(page.get_by_label("Output of lscpu")).to_be_visible()
+    context.close()
+
+
+def test_on_a_wide_screen_the_paste_form_sits_beside_the_questions(page, site):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site}/wizard/")
+    paste, step = page.locator("details#paste").bounding_box(), page.locator("form.wizard-step").bounding_box()
+    assert paste["x"] > step["x"] + step["width"] - 1 and abs(paste["y"] - step["y"]) < 300

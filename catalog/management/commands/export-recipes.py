@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import recipe_sync
+from catalog import recipe_sync, recipe_verify
 
 
 class Command(BaseCommand):
@@ -24,6 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
         parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file differs")
         parser.add_argument("--prune", action="store_true", help="delete recipe files the catalogue does not know")
+        parser.add_argument(
+            "--verify", action="store_true",
+            help="then evaluate each tree's recipes as verify-recipes does (exit 1 on findings)",
+        )
 
     def handle(self, *args, **opts):
         try:
@@ -54,6 +58,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"unchanged: {outcome.path}")
         prefix = "dry run: " if opts["dry_run"] else ("check: " if opts["check"] else "")
         self.stdout.write(self.style.SUCCESS(f"{prefix}{report.summary()} ({len(targets)} branch trees)"))
+        if opts["verify"]:
+            recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
         if opts["check"] and report.differing:
             self.stderr.write(f"{len(report.differing)} files differ from the catalogue; run export-recipes to update them.")
             sys.exit(1)

@@ -1,3 +1,6 @@
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog.seeding import SeedError, load_catalogue
@@ -9,10 +12,10 @@ class Command(BaseCommand):
         "variants, seed claims and doc pages. Idempotent; one transaction; nothing is deleted."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--fixtures", help="fixtures folder (default: the project's fixtures/)")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             report = load_catalogue(options.get("fixtures"))
         except SeedError as exc:
@@ -20,4 +23,6 @@ class Command(BaseCommand):
         if options["verbosity"] >= 1:
             for line in report.lines():
                 self.stdout.write(line)
-            self.stdout.write(self.style.SUCCESS(f"Catalogue loaded: {report.changed} rows changed."))
+            self.stdout.write(
+                self.style.SUCCESS(f"Catalogue loaded: {report.changed} rows changed.")
+            )

@@ -2,6 +2,10 @@
 
 Exit codes: 0 recorded; 1 (CommandError) unknown variant or bad input — nothing written.
 """
+
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
@@ -9,11 +13,13 @@ from django.utils.dateparse import parse_datetime
 from catalog import services
 
 
-def _non_negative_int(value):
+def _non_negative_int(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        raise CommandError(f"--duration must be a whole number of seconds, not {value!r}.") from None
+        raise CommandError(
+            f"--duration must be a whole number of seconds, not {value!r}."
+        ) from None
     if number < 0:
         raise CommandError("--duration must be 0 or more seconds.")
     return number
@@ -26,7 +32,7 @@ class Command(BaseCommand):
         "--branch main --status built --duration 3600"
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("pname", help="the variant's package name")
         parser.add_argument("--repository", required=True, help="e.g. build-pytorch")
         parser.add_argument("--branch", required=True, help="e.g. main")
@@ -37,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="", help="the machine that built it")
         parser.add_argument("--started-at", help="ISO 8601 start time (default: now)")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         started_at = None
         if options["started_at"]:
             try:
@@ -45,8 +51,12 @@ class Command(BaseCommand):
             except ValueError:
                 started_at = None
             if started_at is None:
-                raise CommandError("--started-at must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z.")
-        duration = _non_negative_int(options["duration"]) if options["duration"] is not None else None
+                raise CommandError(
+                    "--started-at must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z."
+                )
+        duration = (
+            _non_negative_int(options["duration"]) if options["duration"] is not None else None
+        )
         try:
             record = services.record_build(
                 repository=options["repository"],
@@ -65,8 +75,9 @@ class Command(BaseCommand):
             messages = " ".join(exc.messages)
             raise CommandError(f"{messages} Nothing was recorded.") from None
         if options["verbosity"] >= 1:
+            variant = record.variant
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Recorded build {record.pk}: {record.variant.pname} is {record.variant.status}."
+                    f"Recorded build {record.pk}: {variant.pname} is {variant.status}."
                 )
             )

@@ -1,14 +1,12 @@
 """`python manage.py which-variant`: which variant should this machine use?
 
-The logic lives in catalog.wizard_input (shared with /wizard/ and /api/recommend); this module
-only wires it to the command line. Exit codes: 0 a variant fits, 1 no variant fits this
-hardware, 2 invalid input (a sentence on stderr).
+The logic lives in catalog.wizard_cli (input and output shared with /wizard/ and /api/recommend
+through catalog.wizard_input and catalog.wizard_output); this module only wires it up. Exit
+codes: 0 a variant fits, 1 no variant fits this hardware, 2 invalid input (CommandError).
 """
-import sys
-
 from django.core.management.base import BaseCommand
 
-from catalog import wizard_input
+from catalog import wizard_cli
 
 
 class Command(BaseCommand):
@@ -16,9 +14,7 @@ class Command(BaseCommand):
             "(exit 0 a variant, 1 none fits, 2 invalid input).")
 
     def add_arguments(self, parser):
-        wizard_input.add_cli_arguments(parser)
+        wizard_cli.add_arguments(parser)
 
     def handle(self, *args, **options):
-        code = wizard_input.run_cli(options, self.stdout, self.stderr)
-        if code:
-            sys.exit(code)
+        wizard_cli.run(options, self.stdout, self.stderr)

@@ -1,0 +1,95 @@
+"""Request limits enforced before a view (or Django's form parsing) reads anything.
+
+`RequestBodyLimitMiddleware` refuses a body over `settings.MAX_REQUEST_BODY_BYTES`:
+- with a Content-Length, from the header alone: nothing is read, so a 200 MB multipart upload
+  costs nothing and never reaches a temporary file;
+- without one (Transfer-Encoding: chunked, which gunicorn decodes), by reading at most one byte
+  past the limit, counting as it goes; a body within the limit is then handed to Django as if it
+  had come with a Content-Length (Django reads nothing of a body without one).
+
+It also answers Django's own limits (DATA_UPLOAD_MAX_NUMBER_FIELDS, …_NUMBER_FILES,
+…_MEMORY_SIZE), raised when a view reads the form, in the same way: a JSON error body under
+/api/, a plain-text page elsewhere.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.handlers.wsgi import LimitedStream
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+API_PREFIX = "/api/"
+READ_CHUNK = 64 * 1024
+
+
+def limit_response(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """The refusal: {"error": message} for the JSON API, the sentence as a plain page otherwise."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"error": message}, status=status)
+    return HttpResponse(message + "\n", status=status, content_type="text/plain; charset=utf-8")
+
+
+def too_large_message(limit: int) -> str:
+    return f"The request body is larger than {limit:,} bytes ({limit / 1024 / 1024:.1f} MB)."
+
+
+def read_bounded(stream: io.RawIOBase, limit: int) -> bytes | None:
+    """All of `stream`, or None as soon as more than `limit` bytes have come."""
+    chunks, size = [], 0
+    while True:
+        chunk = stream.read(min(READ_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+
+
+class RequestBodyLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.limit = settings.MAX_REQUEST_BODY_BYTES
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        refusal = self.check_body(request)
+        return refusal or self.get_response(request)
+
+    def check_body(self, request: HttpRequest) -> HttpResponse | None:
+        header = request.META.get("CONTENT_LENGTH", "")
+        if header:
+            if not (header.isascii() and header.isdigit()):
+                return limit_response(request, 400, "The Content-Length header is not a number.")
+            # Compared as text first: int() refuses strings of thousands of digits.
+            if len(header.lstrip("0")) > len(str(self.limit)) or int(header) > self.limit:
+                return limit_response(request, 413, too_large_message(self.limit))
+            return None
+        if not request.META.get("HTTP_TRANSFER_ENCODING"):
+            return None
+        # A body without a length. Only a server that ends the stream with the body (gunicorn
+        # sets wsgi.input_terminated) can be read to its end without waiting for the client.
+        if not request.META.get("wsgi.input_terminated"):
+            return limit_response(request, 411, "Send the request body with a Content-Length.")
+        body = read_bounded(request.META["wsgi.input"], self.limit)
+        if body is None:
+            return limit_response(request, 413, too_large_message(self.limit))
+        request.META["CONTENT_LENGTH"] = str(len(body))
+        # WSGIRequest read a stream of length 0 from the missing header; give it the body.
+        request._stream = LimitedStream(io.BytesIO(body), len(body))
+        return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RequestDataTooBig):
+            size = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            return limit_response(request, 413, too_large_message(size))
+        if isinstance(exception, TooManyFieldsSent):
+            fields = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+            return limit_response(request, 400, f"The request has more than {fields:,} fields.")
+        if isinstance(exception, TooManyFilesSent):
+            files = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+            return limit_response(request, 400, f"The request has more than {files:,} files.")
+        return None

@@ -1,0 +1,880 @@
+"""Hostile input (issue 14): each case reproduced, and its bounded, clear outcome asserted.
+
+One `class Test…` block per area.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.contrib.auth.models import Permission, User
+from django.core.files.uploadedfile import TemporaryUploadedFile
+from django.core.handlers.wsgi import WSGIRequest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client, RequestFactory
+from django.utils import timezone
+
+from catalog import wizard_input, wizard_output
+from catalog.models import ApiToken, BuildRecord
+from catalog.nix.edit import edit_recipe
+from catalog.nix.errors import EditError, RecipeError
+from catalog.nix.read import read_recipe
+from catalog.recommend import detect, rules
+from catalog.recommend import gpus as gpu_names
+from catalog.recommend.detect.facts import split_lines
+from catalog.views.wizard import api_recommend
+from tests.hostile_inputs import SMI_HEADER, inputs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class TestNixRecipes:
+    """Recipe files come from checkouts and git objects nobody vetted: reading and editing one
+    is refused with a line and a reason, or done, in bounded time; never a crash."""
+
+    RECIPE = (ROOT / "tests" / "data" / "recipes" / "forms" / "pytorch-pinned-cuda.nix").read_text()
+    BOUND_S = 3.0  # generous for a loaded two-core machine; the real cost is well under a second
+
+    def timed(self, work):
+        start = time.perf_counter()
+        result = work()
+        assert time.perf_counter() - start < self.BOUND_S
+        return result
+
+    def refused(self, text: str) -> RecipeError:
+        with pytest.raises(RecipeError) as error:
+            self.timed(lambda: read_recipe(text))
+        return error.value
+
+    def test_an_oversized_file_is_refused_before_parsing(self):
+        error = self.refused(self.RECIPE + "#" * 300_000)
+        assert error.line == 1 and "KiB" in error.reason
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "(" * 40_000 + "x" + ")" * 40_000,
+            "{ a = " * 8_000 + "1" + "; }" * 8_000,
+            "let a = " * 8_000 + "1" + "; in a" * 8_000,
+            "[" * 100_000,
+            '"' + "${" * 30_000,
+        ],
+        ids=["parentheses", "attrsets", "lets", "unclosed-lists", "interpolations"],
+    )
+    def test_deep_nesting_is_refused_without_recursion_errors(self, text):
+        error = self.refused(text)
+        assert error.line >= 1 and error.reason
+
+    def test_cyclic_and_long_chains_of_bindings_stay_bounded(self):
+        assert "not a torch" in self.refused("let a = b; b = a; in a").reason
+        assert "not a torch" in self.refused("let a = a.overrideAttrs (o: { }); in a").reason
+        chain = "let " + " ".join(f"v{i} = v{i + 1};" for i in range(15_000)) + " in v0"
+        self.refused(chain)
+
+    def test_a_nul_character_is_named_with_its_line(self):
+        error = self.refused(self.RECIPE.replace('"61"', '"6\x001"'))
+        assert error.line == 13 and "NUL" in error.reason
+
+    def test_a_lone_surrogate_survives_a_round_trip(self):
+        text = self.RECIPE.replace("GTX 1080", "GTX \udcff1080")
+        assert "\udcff" in read_recipe(text).description
+        edited = edit_recipe(text, {"metadata_rev": 5})
+        assert "\udcff" in edited and read_recipe(edited).metadata_rev == 5
+
+    def test_a_huge_list_is_read_and_edited_in_bounded_time(self):
+        flags = " ".join(f'"-m{i}"' for i in range(10_000))
+        text = self.RECIPE.replace('"-mavx"        # AVX', flags)
+        facts = self.timed(lambda: read_recipe(text))
+        assert len(facts.cpu_flags) == 10_002
+        reversed_flags = facts.cpu_flags[::-1]
+        edited = self.timed(lambda: edit_recipe(text, {"cpu_flags": reversed_flags}))
+        assert read_recipe(edited).cpu_flags == reversed_flags
+
+    def test_values_that_would_break_out_of_their_string_are_escaped(self):
+        hostile = '"; } // { pname = "owned'
+        edited = edit_recipe(self.RECIPE, {"pname": hostile, "description": "${builtins.abort 1}"})
+        facts = read_recipe(edited)
+        assert (facts.pname, facts.description) == (hostile, "${builtins.abort 1}")
+        with pytest.raises(EditError):
+            edit_recipe(self.RECIPE, {"nixpkgs_pin": 'abc1234.tar.gz"; x = "y'})
+
+
+# ---------------------------------------------------------------- verify-recipes (issue 11)
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(
+    shutil.which("nix-instantiate") is None, reason="needs nix-instantiate (nix-bin)"
+)
+class TestVerifyRecipes:
+    """A hostile recipe costs bounded time and memory, reads nothing outside its folder, fetches
+    nothing, and is reported as a finding while the other recipes are still checked."""
+
+    GOOD = "pytorch-python313-cpu-avx2"
+    GOOD_TEXT = """{ python3Packages, lib }:
+python3Packages.torch.overrideAttrs (old: {
+  pname = "pytorch-python313-cpu-avx2";
+  preConfigure = ''export CXXFLAGS="-mavx2 -mfma -mf16c $CXXFLAGS"'';
+  meta = old.meta // { platforms = [ "x86_64-linux" ]; };
+})
+"""
+
+    def verify(self, tmp_path: Path, recipes: dict, **options) -> tuple[int, str, float]:
+        pkgs = tmp_path / "checkout" / ".flox" / "pkgs"
+        pkgs.mkdir(parents=True)
+        (pkgs / f"{self.GOOD}.nix").write_text(self.GOOD_TEXT)
+        for name, make in recipes.items():
+            make(pkgs / f"{name}.nix")
+        out = StringIO()
+        start = time.perf_counter()
+        try:
+            call_command(
+                "verify-recipes", str(pkgs.parent.parent), stdout=out, no_color=True, **options
+            )
+            code = 0
+        except CommandError as exc:
+            code = exc.returncode
+        return code, out.getvalue(), time.perf_counter() - start
+
+    def test_a_link_out_of_the_folder_is_not_read(self, tmp_path):
+        secret = tmp_path / "secret.nix"
+        secret.write_text('"the secret"')
+        code, out, _ = self.verify(
+            tmp_path, {"pytorch-python313-cpu-avx": lambda p: p.symlink_to(secret)}
+        )
+        assert code == 1 and "the secret" not in out
+        assert "pytorch-python313-cpu-avx.nix: [evaluates]" in out
+        assert "forbidden in restricted mode" in out
+        assert f"{self.GOOD}.nix: [" not in out
+
+    def test_a_recipe_that_allocates_without_end_runs_out_of_memory_quickly(self, tmp_path):
+        hog = 'builtins.length (builtins.genList (x: "padding ${toString x}") 200000000)'
+        code, out, seconds = self.verify(
+            tmp_path, {"pytorch-python313-cpu-avx": lambda p: p.write_text(hog)}
+        )
+        assert code == 1 and "pytorch-python313-cpu-avx.nix: [evaluates] out of memory" in out
+        assert f"{self.GOOD}.nix: [" not in out
+        assert seconds < 20  # the memory limit stops it long before the per-recipe timeout
+
+    def test_a_recipe_that_recurses_without_end_is_stopped(self, tmp_path):
+        endless = "let f = n: f (n + 1); in f 0"
+        code, out, _ = self.verify(
+            tmp_path, {"pytorch-python313-cpu-avx": lambda p: p.write_text(endless)}, timeout=2
+        )
+        assert code == 1 and "pytorch-python313-cpu-avx.nix: [evaluates]" in out
+
+    def test_fetches_and_the_environment_give_nothing(self, tmp_path):
+        probe = """let
+  home = builtins.getEnv "HOME";
+  fetched = builtins.fetchTarball "https://example.invalid/secret.tar.gz";
+in throw "home=[${home}] fetched=[${fetched}]"
+"""
+        code, out, _ = self.verify(
+            tmp_path, {"pytorch-python313-cpu-avx": lambda p: p.write_text(probe)}
+        )
+        assert code == 1
+        assert "home=[] fetched=[/standin/remote/https://example.invalid/secret.tar.gz]" in out
+
+    def test_a_forged_result_line_is_ignored(self, tmp_path):
+        # A recipe cannot know the run's nonce, so its own traces cannot pass for a record.
+        forged = 'builtins.trace "trace: 0123 {\\"i\\": 1, \\"record\\": {}}" (throw "real error")'
+        code, out, _ = self.verify(
+            tmp_path, {"pytorch-python313-cpu-avx": lambda p: p.write_text(forged)}
+        )
+        assert code == 1 and "pytorch-python313-cpu-avx.nix: [evaluates] real error" in out
+        assert f"{self.GOOD}.nix: [" not in out
+
+
+API, WIZARD = "/api/recommend", "/wizard/"
+BOUND_S = 2.0  # generous: the parsers take milliseconds (bench/detect.py); this never flakes
+PARSERS = {source: parse for source, _markers, parse in detect.PARSERS}
+
+
+def timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+class TestPasteParsers:
+    """The tool-output parsers read line by line, with bounded lines and no backtracking."""
+
+    @pytest.mark.parametrize("name", list(inputs()))
+    def test_each_parser_and_the_dispatcher_are_linear_on_adversarial_input(self, name):
+        source, text = inputs()[name]
+        lines = split_lines(text)
+        parse = PARSERS.get(source)
+        if parse is not None:
+            (facts, _used), seconds = timed(lambda: parse(lines))
+            assert seconds < BOUND_S, (name, seconds)
+        _csv, seconds = timed(lambda: detect.nvidia_smi_csv.parse(lines, set()))
+        assert seconds < BOUND_S, (name, seconds)
+        facts, seconds = timed(lambda: detect.detect(text))
+        assert seconds < BOUND_S, (name, seconds)
+        assert isinstance(facts, detect.Facts)
+
+    @pytest.mark.parametrize(
+        "field, text",
+        [
+            ("lscpu", "Model name:    x" + " " * 64_000 + "y\n"),  # the issue's 30 s request
+            ("lscpu", "Architecture: x86_64\nModel name:    x" + " " * 8_000 + "y\n" * 30),
+            ("nvidia_smi", SMI_HEADER + "|   0  " + "NVIDIA " * 9_000 + " On |\n"),
+            ("cpuinfo", "processor\t: 0\nmodel name\t: x" + " " * 64_000 + "y\n"),
+            ("sysctl", "machdep.cpu.brand_string: x" + " " * 64_000 + "y\n"),
+        ],
+    )
+    @pytest.mark.django_db
+    def test_the_issue_inputs_are_answered_at_once_through_the_api(self, client, field, text):
+        response, seconds = timed(lambda: client.post(API, {field: text, "os": "linux"}))
+        assert seconds < BOUND_S
+        assert response.status_code in (200, 400)
+        if response.status_code == 400:
+            assert response.json()["error"]
+
+    def test_a_line_over_the_bound_is_not_read_and_the_answer_says_so(self):
+        lscpu = "Architecture: x86_64\nModel name: " + "x" * 10_000 + "\nFlags: avx avx2\n"
+        facts = detect.detect(lscpu)
+        assert facts.ok and facts.cpu_model == "" and {"avx", "avx2"} <= facts.cpu_features
+        assert any("longer than 8,192 characters were ignored" in n for n in facts.notes)
+
+    @pytest.mark.django_db
+    def test_a_23_kb_wizard_paste_is_answered_at_once(self, client):
+        text = inputs()["23 KB wizard paste"][1]
+        response, seconds = timed(lambda: client.post(WIZARD, {"paste": text}))
+        assert seconds < BOUND_S
+        assert response.status_code in (302, 400)
+
+    def test_a_long_gpu_name_is_resolved_from_its_first_characters_only(self):
+        _match, seconds = timed(
+            lambda: [gpu_names.resolve_gpu_name("NVIDIA " + "x " * 40_000) for _ in range(64)]
+        )
+        assert seconds < BOUND_S
+
+
+class TestRecommendLimits:
+    """/api/recommend (and the wizard, and which-variant) bound the work of one request."""
+
+    @pytest.mark.django_db
+    def test_forty_thousand_gpus_are_a_json_400_at_once(self, client):
+        body = json.dumps(
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": ["H100"] * 40_000}
+        )
+        response, seconds = timed(lambda: client.post(API, body, content_type="application/json"))
+        assert seconds < BOUND_S
+        assert (
+            response.status_code == 400 and "at most 256 are accepted" in response.json()["error"]
+        )
+
+    @pytest.mark.django_db
+    def test_more_than_64_gpus_are_refused_naming_the_field(self, client):
+        base = {"os": "linux", "arch": "x86_64", "cpu_flags": "avx avx2 fma f16c"}
+        ok = client.post(
+            API, json.dumps({**base, "gpu": ["H100"] * 64}), content_type="application/json"
+        )
+        assert ok.status_code == 200 and len(ok.json()["detected"]["gpus"]) == 64
+        over = client.post(
+            API, json.dumps({**base, "gpu": ["H100"] * 65}), content_type="application/json"
+        )
+        assert over.status_code == 400
+        assert over.json() == {
+            "error": "65 GPUs were given; at most 64 are accepted in one request.",
+            "field": "gpu",
+        }
+        counted = client.get(API, {**base, "gpu": "H100", "gpu_count": "65"})
+        assert counted.status_code == 400 and "65 GPUs" in counted.json()["error"]
+
+    @pytest.mark.django_db
+    def test_more_than_eight_gpu_models_are_refused(self, client):
+        ccs = ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"]
+        response = client.get(
+            API, {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "compute_cap": ccs}
+        )
+        assert response.status_code == 400
+        assert "9 different GPU models" in response.json()["error"]
+        assert response.json()["field"] == "gpu"
+
+    @pytest.mark.django_db
+    def test_the_253_kb_compute_capability_paste_gets_a_small_answer(self, client):
+        response, seconds = timed(
+            lambda: client.post(API, {"nvidia_smi": "9.0\n" * 65_000, "os": "linux"})
+        )
+        assert seconds < BOUND_S
+        assert response.status_code == 400 and len(response.content) < 2_000
+        assert "at most 64 GPUs" in response.json()["error"]
+        assert response.json()["field"] == "nvidia_smi"
+
+    @pytest.mark.django_db
+    def test_the_largest_answer_is_bounded(self, client):
+        names = ["GTX 1080 Ti", "V100", "T4", "A100", "RTX 3090", "RTX 4090", "H100", "RTX 5090"]
+        response = client.get(
+            API, {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": names * 8}
+        )
+        assert response.status_code == 200
+        assert len(response.json()["per_gpu"]) == 8 and len(response.content) < 100_000
+
+    @pytest.mark.django_db
+    def test_gpu_lookup_tables_are_built_once_not_per_gpu(self, client, monkeypatch):
+        from catalog import selectors
+
+        calls = []
+        build = gpu_names._catalogue_table
+        monkeypatch.setattr(
+            gpu_names, "_catalogue_table", lambda cat: calls.append(1) or build(cat)
+        )
+        selectors._RECOMMEND_MEMO.clear()
+        client.get(
+            API,
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "gpu": ["NVIDIA H100 PCIe"] * 64,
+            },
+        )
+        client.get(
+            API, {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": ["RTX 4090"] * 64}
+        )
+        assert len(calls) == 1
+
+    @pytest.mark.django_db
+    def test_deeply_nested_json_is_a_json_400(self, client):
+        body = '{"os": ' + "[" * 2_000 + "]" * 2_000 + "}"
+        response = client.post(API, body, content_type="application/json")
+        assert response.status_code == 400 and "nests deeper than" in response.json()["error"]
+
+    @pytest.mark.django_db
+    def test_too_many_fields_are_the_json_400_not_django_s_html_one(self, client):
+        query = "&".join(f"f{i}=x" for i in range(1_001))
+        by_get = client.get(f"{API}?{query}")
+        assert by_get.status_code == 400 and by_get["Content-Type"] == "application/json"
+        assert "at most 256" in by_get.json()["error"]
+        by_form = client.post(API, query, content_type="application/x-www-form-urlencoded")
+        assert by_form.status_code == 400 and "at most 256" in by_form.json()["error"]
+        fields = {f"f{i}": "x" for i in range(1_001)}
+        by_multipart = client.post(API, fields)
+        assert by_multipart.status_code == 400 and by_multipart.json()["error"]
+
+    @pytest.mark.django_db
+    def test_a_body_over_the_limit_is_refused_before_it_is_read(self):
+        class Stream(io.RawIOBase):
+            read_bytes = 0
+
+            def read(self, size=-1):
+                Stream.read_bytes += max(size, 0)
+                return b"x" * max(size, 0)
+
+        size = 200 * 1024 * 1024
+        environ = RequestFactory()._base_environ(
+            PATH_INFO=API,
+            REQUEST_METHOD="POST",
+            CONTENT_LENGTH=str(size),
+            CONTENT_TYPE="multipart/form-data; boundary=xyz",
+            **{"wsgi.input": Stream()},
+        )
+        response = api_recommend(WSGIRequest(environ))
+        assert response.status_code == 400
+        assert "too large" in json.loads(response.content)["error"]
+        assert Stream.read_bytes == 0
+
+    @pytest.mark.django_db
+    def test_a_multipart_upload_over_the_limit_is_a_json_400(self, client):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        big = SimpleUploadedFile("lscpu.txt", b"x" * (wizard_input.MAX_BODY + 1))
+        response = client.post(API, {"lscpu": big})
+        assert response.status_code == 400 and "too large" in response.json()["error"]
+
+    @pytest.mark.django_db
+    def test_a_pasted_file_upload_within_the_limit_is_read(self, client):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from tests.test_wizard_api import host_texts
+
+        texts = host_texts("h100-xeon")
+        files = {
+            k: SimpleUploadedFile(f"{k}.txt", texts[k].encode()) for k in ("nvidia_smi", "lscpu")
+        }
+        response = client.post(API, files)
+        assert response.status_code == 200
+        assert response.json()["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
+
+    @pytest.mark.django_db
+    def test_a_thousand_gpus_pasted_into_the_wizard_keep_the_text_and_never_redirect(self, client):
+        rows = "".join(
+            f"|  {i:>3}  NVIDIA H100 80GB HBM3          On  |   00000000:{i % 256:02X}:00.0 Off |\n"
+            for i in range(1_000)
+        )
+        paste = SMI_HEADER + rows
+        response = client.post(
+            WIZARD, {"nvidia_smi": paste, "lscpu": "Architecture: x86_64\nFlags: avx2\n"}
+        )
+        assert response.status_code == 400
+        body = response.content.decode()
+        assert "at most 64 GPUs" in body and 'id="p-nvidia_smi-error"' in body
+        assert "|  999  NVIDIA H100 80GB HBM3" in body  # the pasted text is still in its box
+
+    @pytest.mark.django_db
+    def test_the_result_url_of_the_largest_accepted_paste_stays_under_the_limit(self, client):
+        # 64 GPUs of 8 models with 200-character names: the longest answer a paste can give.
+        names = [
+            f"NVIDIA {m} " + "Z" * (190 - len(m))
+            for m in (
+                "GTX 1080 Ti",
+                "V100",
+                "T4",
+                "A100",
+                "RTX 3090",
+                "RTX 4090",
+                "H100",
+                "RTX 5090",
+            )
+        ]
+        csv = "name, compute_cap\n" + "".join(
+            f"{n}, {cc}\n"
+            for n, cc in zip(
+                names * 8, ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "12.0"] * 8
+            )
+        )
+        response = client.post(
+            WIZARD, {"nvidia_smi": csv, "lscpu": "Architecture: x86_64\nFlags: avx2 fma f16c avx\n"}
+        )
+        assert response.status_code == 302
+        assert len(response["Location"]) <= wizard_output.MAX_RESULT_URL < 2_048
+        page = client.get(response["Location"])
+        assert page.status_code == 200 and page.content.decode().count('class="wizard-pick"') == 8
+
+    def test_which_variant_refuses_too_many_gpus_with_exit_2(self, tmp_path):
+        from django.core.management import call_command
+        from django.core.management.base import CommandError
+
+        path = tmp_path / "smi.csv"
+        path.write_text("9.0\n" * 65_000)
+        with pytest.raises(CommandError) as raised:
+            call_command(
+                "which-variant",
+                "--nvidia-smi",
+                str(path),
+                stdout=io.StringIO(),
+                stderr=io.StringIO(),
+            )
+        assert raised.value.returncode == 2 and "at most 64 GPUs" in str(raised.value)
+
+    @pytest.mark.django_db
+    def test_the_wizard_step_walk_refuses_too_many_fields_with_a_page(self):
+        query = "&".join("gpu=H100" for _ in range(300))
+        response = Client().get(f"{WIZARD}?os=linux&{query}")
+        assert response.status_code == 400 and "at most 256" in response.content.decode()
+
+    def test_limits_are_the_rules(self):
+        assert rules.MAX_GPUS == 64 and rules.MAX_GPU_MODELS == 8
+        assert wizard_input.MAX_BODY < 2_621_440  # under Django's default: this limit answers first
+
+
+
+
+class TrackedStream(io.BytesIO):
+    """A request body that counts how many bytes were read from it."""
+
+    def __init__(self, data: bytes = b"") -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        self.bytes_read += len(chunk)
+        return chunk
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        self.bytes_read += len(line)
+        return line
+
+
+def raw_post(client: Client, path: str, stream: io.BytesIO, content_type: str, **meta):
+    """POST with the WSGI input and headers given as they are (no Content-Length of its own)."""
+    meta = {"CONTENT_TYPE": content_type, "wsgi.input": stream, **meta}
+    return client.generic("POST", path, b"", **meta)
+
+
+def chunked(
+    client: Client, path: str, body: bytes, content_type: str, terminated: bool = True, **meta
+):
+    """A POST as gunicorn hands a chunked one over: no Content-Length, a body that ends."""
+    stream = TrackedStream(body)
+    meta.update(HTTP_TRANSFER_ENCODING="chunked", CONTENT_LENGTH="")
+    if terminated:
+        meta["wsgi.input_terminated"] = True
+    return raw_post(client, path, stream, content_type, **meta), stream
+
+
+@pytest.mark.django_db
+class TestBuildsApi:
+    URL = "/api/builds"
+    BUILD = {
+        "repository": "build-pytorch",
+        "branch": "main",
+        "pname": "pytorch-python313-cpu-avx2",
+        "status": "built",
+    }
+
+    @pytest.fixture
+    def auth(self) -> dict:
+        user = User.objects.create_user("ci", password="x")
+        user.user_permissions.add(Permission.objects.get(codename="add_buildrecord"))
+        _, secret = ApiToken.issue(user, "CI")
+        return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+    def test_a_body_without_content_type_is_415(self, client, auth):
+        response = client.generic("POST", self.URL, json.dumps(self.BUILD), content_type="", **auth)
+        assert response.status_code == 415
+        assert response.json()["error"] == (
+            "Send the build as JSON (Content-Type: application/json)."
+        )
+        assert BuildRecord.objects.count() == 0
+
+    @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+    def test_json_declared_as_something_else_is_415(self, client, auth, content_type):
+        response = client.post(self.URL, json.dumps(self.BUILD), content_type=content_type, **auth)
+        assert response.status_code == 415
+        assert BuildRecord.objects.count() == 0
+
+    def test_json_content_type_with_a_charset_is_accepted(self, client, auth):
+        response = client.post(
+            self.URL, json.dumps(self.BUILD), content_type="application/json; charset=utf-8", **auth
+        )
+        assert response.status_code == 201, response.content
+
+    @pytest.mark.parametrize(
+        "body",
+        ["[" * 1000 + "]" * 1000, '{"host": ' * 500 + "1" + "}" * 500, "[" * 60_000],
+        ids=["arrays", "objects", "unclosed"],
+    )
+    def test_deeply_nested_json_is_400_with_the_json_error(self, client, auth, body):
+        started = time.monotonic()
+        response = client.post(self.URL, body, content_type="application/json", **auth)
+        assert response.status_code == 400
+        assert response.json() == {"error": "The JSON body nests deeper than 32 levels."}
+        assert time.monotonic() - started < 1
+        assert BuildRecord.objects.count() == 0
+
+    def test_nesting_inside_the_limit_is_read_and_refused_by_field(self, client, auth):
+        body = json.dumps({**self.BUILD, "host": [[["x"]]]})
+        response = client.post(self.URL, body, content_type="application/json", **auth)
+        assert response.status_code == 400
+        assert response.json()["field"] == "host"
+
+    def test_a_body_that_is_not_utf8_is_400(self, client, auth):
+        response = client.post(
+            self.URL, b'{"host": "\xff"}', content_type="application/json", **auth
+        )
+        assert response.status_code == 400
+        assert response.json() == {"error": "The body is not UTF-8 text."}
+
+    def test_a_chunked_build_is_recorded(self, client, auth):
+        body = json.dumps(self.BUILD).encode()
+        response, _ = chunked(client, self.URL, body, "application/json", **auth)
+        assert response.status_code == 201, response.content
+        assert BuildRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
+class TestAdminLogin:
+    URL = "/admin/login/"
+    PASSWORD = "right-password-1"
+
+    @pytest.fixture(autouse=True)
+    def admin(self, settings) -> User:
+        # A fast hasher: these tests check passwords dozens of times.
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+        return User.objects.create_superuser("admin", "admin@example.org", self.PASSWORD)
+
+    def login(self, client: Client, password: str, username: str = "admin"):
+        return client.post(f"{self.URL}?next=/admin/", {"username": username, "password": password})
+
+    def logged_in(self, client: Client) -> bool:
+        return "_auth_user_id" in client.session
+
+    def test_a_right_password_logs_in(self, client):
+        response = self.login(client, self.PASSWORD)
+        assert response.status_code == 302 and response["Location"] == "/admin/"
+        assert self.logged_in(client)
+
+    def test_the_fifth_wrong_password_locks_the_login_out(self, client):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            response = self.login(client, "wrong")
+            assert response.status_code == 200  # the form again, with its error
+            assert b"Please enter the correct username and password" in response.content
+        locked = self.login(client, "wrong")
+        assert locked.status_code == 429
+        assert b"too many login attempts" in locked.content
+        assert self.login(client, "wrong").status_code == 429
+
+    def test_the_right_password_is_refused_while_locked_out(self, client):
+        for _ in range(settings.AXES_FAILURE_LIMIT):
+            self.login(client, "wrong")
+        response = self.login(client, self.PASSWORD)
+        assert response.status_code == 429
+        assert not self.logged_in(client)
+
+    def test_the_lockout_expires_after_the_cool_off_time(self, client):
+        for _ in range(settings.AXES_FAILURE_LIMIT):
+            self.login(client, "wrong")
+        assert self.login(client, self.PASSWORD).status_code == 429
+        # As if the cool-off time had passed since the last failure.
+        AccessAttempt.objects.update(
+            attempt_time=timezone.now() - settings.AXES_COOLOFF_TIME - timedelta(seconds=1)
+        )
+        response = self.login(client, self.PASSWORD)
+        assert response.status_code == 302
+        assert self.logged_in(client)
+
+    def test_a_successful_login_clears_earlier_failures(self, client):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            self.login(client, "wrong")
+        assert self.login(client, self.PASSWORD).status_code == 302
+        client.logout()
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            assert self.login(client, "wrong").status_code == 200
+        assert self.login(client, self.PASSWORD).status_code == 302
+
+    def test_another_user_is_not_locked_out_by_someone_elses_failures(self, client):
+        User.objects.create_superuser("other", "other@example.org", "other-password-1")
+        for _ in range(settings.AXES_FAILURE_LIMIT):
+            self.login(client, "wrong")
+        response = self.login(client, "other-password-1", username="other")
+        assert response.status_code == 302
+
+
+@pytest.mark.django_db
+class TestRequestLimits:
+    LIMIT = settings.MAX_REQUEST_BODY_BYTES
+    TOO_LARGE = (
+        f"The request body is larger than {settings.MAX_REQUEST_BODY_BYTES:,} bytes "
+        f"({settings.MAX_REQUEST_BODY_BYTES / 1024 / 1024:.1f} MB)."
+    )
+
+    @pytest.mark.parametrize(
+        "content_type",
+        ["application/json", "multipart/form-data; boundary=xyz", "application/octet-stream"],
+    )
+    def test_an_api_body_over_the_limit_is_refused_before_it_is_read(self, client, content_type):
+        stream = TrackedStream(b"x" * 1024)
+        response = raw_post(
+            client, "/api/recommend", stream, content_type, CONTENT_LENGTH=str(200 * 1024 * 1024)
+        )
+        assert response.status_code == 413
+        assert response.json() == {"error": self.TOO_LARGE}
+        assert stream.bytes_read == 0
+
+    def test_a_page_body_over_the_limit_is_a_plain_page(self, client):
+        stream = TrackedStream()
+        response = raw_post(
+            client,
+            "/wizard/",
+            stream,
+            "multipart/form-data; boundary=xyz",
+            CONTENT_LENGTH=str(self.LIMIT + 1),
+        )
+        assert response.status_code == 413
+        assert response["Content-Type"] == "text/plain; charset=utf-8"
+        assert response.content.decode() == self.TOO_LARGE + "\n"
+        assert stream.bytes_read == 0
+        # The outer middleware still add their headers to the refusal.
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert "Content-Security-Policy" in response
+
+    def test_a_body_at_the_limit_is_read(self, client):
+        body = json.dumps({"os": "linux", "pad": "x" * (self.LIMIT - 30)})
+        body += " " * (self.LIMIT - len(body))
+        response = client.post("/api/recommend", body, content_type="application/json")
+        # Read past the middleware (whose refusal is 413), then refused by the API's own,
+        # lower limit: each holds on its own.
+        assert response.status_code == 400
+        assert response.json()["error"] != self.TOO_LARGE
+
+    @pytest.mark.parametrize("length", ["abc", "-1", "1e9", "١٢", "²", "9" * 5000])
+    def test_a_bad_content_length_is_a_clear_4xx(self, client, length):
+        stream = TrackedStream(b"{}")
+        response = raw_post(
+            client, "/api/recommend", stream, "application/json", CONTENT_LENGTH=length
+        )
+        assert response.status_code in (400, 413)
+        assert response.json()["error"]
+        assert stream.bytes_read == 0
+
+    def test_a_chunked_body_over_the_limit_is_read_no_further_than_the_limit(self, client):
+        response, stream = chunked(client, "/api/recommend", b"x" * (3 * self.LIMIT), "text/plain")
+        assert response.status_code == 413
+        assert response.json() == {"error": self.TOO_LARGE}
+        assert stream.bytes_read <= self.LIMIT + 64 * 1024
+
+    def test_a_chunked_body_within_the_limit_reaches_the_view(self, client):
+        answers = {"os": "linux", "arch": "x86_64", "gpu": "H100", "isa": "avx512"}
+        response, _ = chunked(
+            client, "/api/recommend", json.dumps(answers).encode(), "application/json"
+        )
+        assert response.status_code == 200, response.content
+        assert "sm90" in response.content.decode()
+
+    def test_a_chunked_body_the_server_cannot_end_is_411(self, client):
+        response, stream = chunked(
+            client, "/api/recommend", b"{}", "application/json", terminated=False
+        )
+        assert response.status_code == 411
+        assert response.json()["error"] == "Send the request body with a Content-Length."
+        assert stream.bytes_read == 0
+
+    def test_too_many_form_fields_on_the_api_is_a_json_400(self, client):
+        fields = {f"f{i}": "1" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
+        response = client.post("/api/recommend", fields)
+        assert response.status_code == 400
+        assert "fields" in response.json()["error"]  # the API's own limit (256) comes first
+
+    def test_too_many_query_parameters_on_the_api_is_a_json_400(self, client):
+        query = "&".join(f"f{i}=1" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1))
+        response = client.get(f"/api/variants?{query}")
+        assert response.status_code == 400
+        assert response.json() == {"error": "The request has more than 1,000 fields."}
+
+    def test_too_many_form_fields_on_a_page_is_a_plain_400(self, client):
+        fields = {f"f{i}": "1" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
+        response = client.post("/admin/login/", fields)
+        assert response.status_code == 400
+        assert response.content == b"The request has more than 1,000 fields.\n"
+
+    def test_too_many_uploaded_files_is_a_json_400(self, client):
+        files = {
+            f"file{i}": io.BytesIO(b"x") for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FILES + 1)
+        }
+        for i, upload in enumerate(files.values()):
+            upload.name = f"f{i}.txt"
+        response = client.post("/api/recommend", files)
+        assert response.status_code == 400
+        assert response.json()["error"].startswith("Too many")  # the API's own limit first
+
+    def test_an_upload_within_the_limit_never_goes_to_a_temporary_file(self, client, monkeypatch):
+        spilled = []
+        original = TemporaryUploadedFile.__init__
+
+        def record(upload, *args, **kwargs):
+            spilled.append(args)
+            original(upload, *args, **kwargs)
+
+        monkeypatch.setattr(TemporaryUploadedFile, "__init__", record)
+        upload = io.BytesIO(b"x" * (self.LIMIT - 4096))
+        upload.name = "lscpu.txt"
+        response = client.post("/api/recommend", {"lscpu": upload})
+        assert response.status_code == 400  # read (no answers in it), never written to disk
+        assert spilled == []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(port: int, request: bytes, timeout: float = 10) -> tuple[int, bytes]:
+    """Send raw bytes to 127.0.0.1:port, return the status and body of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+        try:
+            conn.sendall(request)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed before taking everything
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+@pytest.mark.django_db(transaction=True)
+class TestRequestLimitsUnderGunicorn:
+    """Through a real server: gunicorn decodes chunked bodies, and a huge Content-Length costs
+    nothing."""
+
+    @pytest.fixture
+    def gunicorn(self):
+        from catalog.seeding import load_catalogue
+
+        load_catalogue()  # transactional tests start from an empty database
+        port = free_port()
+        env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "1"}
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "catalogue_site.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "1",
+                "--no-control-socket",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield port
+        server.terminate()
+        server.wait(timeout=15)
+
+    def test_a_200_mb_upload_is_refused_at_once(self, gunicorn):
+        started = time.monotonic()
+        head = (
+            b"POST /api/recommend HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: multipart/form-data; boundary=xyz\r\n"
+            b"Content-Length: 209715200\r\n\r\n"
+        )
+        status, body = http(gunicorn, head + b"--xyz\r\n" + b"x" * 65536)
+        assert status == 413
+        assert json.loads(body)["error"].startswith("The request body is larger than")
+        assert time.monotonic() - started < 5
+
+    def test_chunked_bodies_are_read_and_bounded(self, gunicorn):
+        answers = json.dumps({"os": "linux", "arch": "x86_64", "gpu": "H100", "isa": "avx512"})
+        head = (
+            b"POST /api/recommend HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        payload = answers.encode()
+        status, body = http(
+            gunicorn, head + f"{len(payload):x}\r\n".encode() + payload + b"\r\n0\r\n\r\n"
+        )
+        assert status == 200, body
+        assert b"sm90" in body
+        chunk = b"x" * 1024 * 1024
+        big = (f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n") * 3 + b"0\r\n\r\n"
+        status, body = http(gunicorn, head + big)
+        assert status == 413
+        assert json.loads(body)["error"].startswith("The request body is larger than")
