@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 """Django's command-line utility for the variant catalogue."""
+
 import os
 import sys
 

@@ -3,6 +3,7 @@ verifying every exported recipe against the stand-in nixpkgs (verify-recipes).
 
 Usage: .venv/bin/python bench/export.py   (run by `make bench`; uses the development database)
 """
+
 import os
 import sys
 import tempfile

@@ -10,6 +10,7 @@ and served by whitenoise. Prints requests/s, p50/p95/p99 latency, errors, and th
 throughput as a fraction of the static file's. Never talks to anything but 127.0.0.1; stops the
 server when done. Exit status 1 when any target had errors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,19 @@ def first_variant_url():
 
 
 def run_wrk(url, lua, duration, connections, threads, headers=()):
-    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s",
-           "--timeout", "10s", "-s", lua]
+    cmd = [
+        "wrk",
+        "-t",
+        str(threads),
+        "-c",
+        str(connections),
+        "-d",
+        f"{duration}s",
+        "--timeout",
+        "10s",
+        "-s",
+        lua,
+    ]
     for header in headers:
         cmd += ["-H", header]
     # warm-up (fills the fragment cache, starts the workers' connections)
@@ -112,7 +124,9 @@ def main():
     parser.add_argument("--duration", type=int, default=4, help="seconds per target (default 4)")
     parser.add_argument("--connections", type=int, default=20, help="concurrent connections (20)")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (2)")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (2: one per core here)")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="gunicorn workers (2: one per core here)"
+    )
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
@@ -132,27 +146,41 @@ def main():
     static_dir.mkdir(parents=True, exist_ok=True)
     (static_dir / "matrix.html").write_bytes(html)
 
-    env = {**os.environ, "PORT": str(port), "WORKERS": str(args.workers), "ACCESS_LOG": "/dev/null",
-           "PY": str(PY)}
-    server = subprocess.Popen([str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env,
-                              start_new_session=True)
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "WORKERS": str(args.workers),
+        "ACCESS_LOG": "/dev/null",
+        "PY": str(PY),
+    }
+    server = subprocess.Popen(
+        [str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env, start_new_session=True
+    )
     try:
         wait_until_up(base, server)
         targets = [
             ("matrix page /variants/", "/variants/", ()),
-            ("filtered partial (HX-Request)", "/variants/?gpu=sm90&library=pytorch&python=3.13", ("HX-Request: true",)),
+            (
+                "filtered partial (HX-Request)",
+                "/variants/?gpu=sm90&library=pytorch&python=3.13",
+                ("HX-Request: true",),
+            ),
             ("variant detail page", detail, ()),
             ("JSON API /api/variants?gpu=sm90", "/api/variants?gpu=sm90", ()),
         ]
         # Every step answered, so the wizard renders its result (the recommended variant).
         wizard = "/wizard/?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&isa=avx512&workload=general&library=pytorch"
-        recommend = "/api/recommend?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&isa=avx512&workload=general"
+        recommend = (
+            "/api/recommend?os=linux&arch=x86_64&has_gpu=yes&gpu=H100&isa=avx512&workload=general"
+        )
         for label, path in (("wizard result", wizard), ("recommend API", recommend)):
             status, body = fetch(base + path)
             if status == 200 and b"sm90-avx512" in body:
                 targets.append((label, path, ()))
             else:
-                print(f"({label}: {path.split('?')[0]} answered {status} without a result; not measured)")
+                print(
+                    f"({label}: {path.split('?')[0]} answered {status} without a result; not measured)"
+                )
         targets.append(("yardstick: same HTML, static", "/static/bench/matrix.html", ()))
 
         for label, path, headers in targets:
@@ -163,19 +191,29 @@ def main():
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
             lua.write(LUA)
         results = {}
-        print(f"\nwrk: {args.connections} connections, {args.threads} threads, {args.duration} s a target; "
-              f"gunicorn {args.workers} sync workers; {os.cpu_count()} CPU cores (shared with wrk)")
-        print(f"{'target':38} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6}")
+        print(
+            f"\nwrk: {args.connections} connections, {args.threads} threads, {args.duration} s a target; "
+            f"gunicorn {args.workers} sync workers; {os.cpu_count()} CPU cores (shared with wrk)"
+        )
+        print(
+            f"{'target':38} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>6}"
+        )
         for label, path, headers in targets:
-            r = run_wrk(base + path, lua.name, args.duration, args.connections, args.threads, headers)
+            r = run_wrk(
+                base + path, lua.name, args.duration, args.connections, args.threads, headers
+            )
             results[label] = r
-            print(f"{label:38} {r['requests']:8d} {r['rps']:8.0f} {r['p50']:8.1f} {r['p95']:8.1f} "
-                  f"{r['p99']:8.1f} {r['errors']:6d}")
+            print(
+                f"{label:38} {r['requests']:8d} {r['rps']:8.0f} {r['p50']:8.1f} {r['p95']:8.1f} "
+                f"{r['p99']:8.1f} {r['errors']:6d}"
+            )
         os.unlink(lua.name)
         matrix = results["matrix page /variants/"]["rps"]
         static = results["yardstick: same HTML, static"]["rps"]
-        print(f"\nmatrix page throughput / static file throughput = {matrix / static:.2f} "
-              f"({len(html) // 1024} KiB of HTML)")
+        print(
+            f"\nmatrix page throughput / static file throughput = {matrix / static:.2f} "
+            f"({len(html) // 1024} KiB of HTML)"
+        )
         return 1 if any(r["errors"] for r in results.values()) else 0
     finally:
         os.killpg(server.pid, signal.SIGTERM)

@@ -6,12 +6,12 @@ Runs Django's test client against the dev database (`make setup` loads it). For 
 
     python bench/pages.py [-n 15]
 """
+
 import argparse
 import os
 import statistics
 import sys
 import time
-
 from pathlib import Path
 
 import django
@@ -34,7 +34,9 @@ HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "results"}
 
 def pages():
     detail = Variant.objects.select_related("branch").get(
-        branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cuda12_8-sm90-avx512"
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
     )
     return [
         ("matrix, list (all variants)", "/variants/", {}),
@@ -63,7 +65,9 @@ def main():
     parser.add_argument("-n", type=int, default=15, help="requests per figure (default 15)")
     args = parser.parse_args()
     client = Client()
-    print(f"{Variant.objects.count()} variants, median of {args.n} requests, server side (Django test client)\n")
+    print(
+        f"{Variant.objects.count()} variants, median of {args.n} requests, server side (Django test client)\n"
+    )
     print(f"{'page':36} {'cold ms':>8} {'q':>3} {'warm ms':>8} {'q':>3} {'304 ms':>7} {'q':>3}")
     for label, url, headers in pages():
         timed(client, url, headers, clear=True)  # compile templates once
@@ -71,7 +75,10 @@ def main():
         warm = [timed(client, url, headers, clear=False) for _ in range(args.n)]
         etag = warm[-1][2].get("ETag")
         if etag:
-            revalidated = [timed(client, url, {**headers, "HTTP_IF_NONE_MATCH": etag}, clear=False) for _ in range(args.n)]
+            revalidated = [
+                timed(client, url, {**headers, "HTTP_IF_NONE_MATCH": etag}, clear=False)
+                for _ in range(args.n)
+            ]
             r304 = f"{statistics.median(t for t, _, _ in revalidated):7.1f} {revalidated[-1][1]:3d}"
         else:
             r304 = f"{'—':>7} {'':3}"

@@ -23,7 +23,15 @@ class GpuModelInline(admin.TabularInline):
 
 @admin.register(GpuArchitecture)
 class GpuArchitectureAdmin(admin.ModelAdmin):
-    list_display = ["sm", "compute_capability", "name", "label", "min_driver", "min_cuda", "max_cuda"]
+    list_display = [
+        "sm",
+        "compute_capability",
+        "name",
+        "label",
+        "min_driver",
+        "min_cuda",
+        "max_cuda",
+    ]
     search_fields = ["sm", "name", "description", "models__name"]
     inlines = [GpuModelInline]
 
@@ -54,8 +62,17 @@ class CpuIsaAdmin(admin.ModelAdmin):
 @admin.register(Branch)
 class BranchAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "repository", "pytorch_version", "python_version", "cuda", "cudnn_version",
-        "min_driver", "nixpkgs_pin", "is_default", "preference", "stated_variant_count",
+        "name",
+        "repository",
+        "pytorch_version",
+        "python_version",
+        "cuda",
+        "cudnn_version",
+        "min_driver",
+        "nixpkgs_pin",
+        "is_default",
+        "preference",
+        "stated_variant_count",
     ]
     list_filter = ["repository", "python_version", "pytorch_version", "is_default"]
     search_fields = ["name", "purpose", "nixpkgs_pin"]
@@ -107,10 +124,27 @@ class BuildRecordInline(admin.TabularInline):
 class VariantAdmin(admin.ModelAdmin):
     form = VariantAdminForm
     list_display = [
-        "pname", "branch", "library", "backend", "gpu_arch", "cpu_isa", "cuda_version",
-        "python_version", "platform", "status",
+        "pname",
+        "branch",
+        "library",
+        "backend",
+        "gpu_arch",
+        "cpu_isa",
+        "cuda_version",
+        "python_version",
+        "platform",
+        "status",
     ]
-    list_filter = ["branch__repository", "branch", "library", "backend", "gpu_arch", "cpu_isa", "platform", "status"]
+    list_filter = [
+        "branch__repository",
+        "branch",
+        "library",
+        "backend",
+        "gpu_arch",
+        "cpu_isa",
+        "platform",
+        "status",
+    ]
     search_fields = ["pname", "use_case", "notes"]
     list_select_related = ["branch", "gpu_arch", "cpu_isa"]
     autocomplete_fields = ["depends_on"]
@@ -118,8 +152,23 @@ class VariantAdmin(admin.ModelAdmin):
     inlines = [BuildRecordInline]
     fieldsets = [
         (None, {"fields": ["pname", "computed_pname", "branch", "library", "backend", "status"]}),
-        ("Target", {"fields": ["gpu_arch", "cuda_version", "cpu_isa", "platform", "python_version", "blas"]}),
-        ("Recipe inputs", {"fields": ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]}),
+        (
+            "Target",
+            {
+                "fields": [
+                    "gpu_arch",
+                    "cuda_version",
+                    "cpu_isa",
+                    "platform",
+                    "python_version",
+                    "blas",
+                ]
+            },
+        ),
+        (
+            "Recipe inputs",
+            {"fields": ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]},
+        ),
         ("Description", {"fields": ["use_case", "notes"]}),
     ]
 

@@ -8,6 +8,7 @@ that gate (by default the seeded ones; an imported branch's findings are its rep
 defects) count against the result. `audit-catalogue` exits 1 while any new or gating finding
 remains.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -157,7 +158,9 @@ def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
     if kind == "gpu-model":
         actual = facts.model_arch.get(check["model"])
         if actual is None:
-            return f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
+            return (
+                f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
+            )
         if actual != check["sm"]:
             return f"The catalogue resolves {check['model']} to {actual.upper()}, not {check['sm'].upper()}."
         return None
@@ -195,19 +198,21 @@ def gather_facts() -> CatalogueFacts:
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
 
     names: dict = {}
-    for repo, branch, pname in Variant.objects.values_list("branch__repository", "branch__name", "pname"):
+    for repo, branch, pname in Variant.objects.values_list(
+        "branch__repository", "branch__name", "pname"
+    ):
         names.setdefault((repo, branch), set()).add(pname)
     return CatalogueFacts(
         isa_flags=dict(CpuIsa.objects.values_list("slug", "compiler_flags")),
         arch_fields={
-            a["sm"]: a for a in GpuArchitecture.objects.values("sm", "min_cuda", "max_cuda", "min_driver", "compute_capability")
+            a["sm"]: a
+            for a in GpuArchitecture.objects.values(
+                "sm", "min_cuda", "max_cuda", "min_driver", "compute_capability"
+            )
         },
         model_arch=dict(GpuModel.objects.values_list("name", "architecture__sm")),
         variant_names=names,
-        counts={
-            (b.repository, b.name): b.n
-            for b in Branch.objects.annotate(n=Count("variants"))
-        },
+        counts={(b.repository, b.name): b.n for b in Branch.objects.annotate(n=Count("variants"))},
     )
 
 
@@ -269,11 +274,14 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
             explained_counts.add((criteria["repository"], criteria["branch"], criteria["count"]))
         findings.append(
             Finding(
-                key=claim.key, kind=claim.kind, subject=claim.subject,
-                message=problem + (
-                    f" The recorded resolution expects {criteria['catalogue']}." if stale else ""
-                ),
-                source=claim.source, statement=claim.statement, resolution=claim.resolution,
+                key=claim.key,
+                kind=claim.kind,
+                subject=claim.subject,
+                message=problem
+                + (f" The recorded resolution expects {criteria['catalogue']}." if stale else ""),
+                source=claim.source,
+                statement=claim.statement,
+                resolution=claim.resolution,
                 known=claim.acknowledged and not stale,
             )
         )
@@ -299,6 +307,7 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
 
 # ---------------------------------------------------------------- lint records
 
+
 def branch_imported(branch) -> bool:
     """Whether a branch was read from a build repository rather than seeded: the one place that
     asks (Branch.is_imported where the model records its origin; seeded otherwise)."""
@@ -322,10 +331,15 @@ def _lint_branches(branches, gate: set) -> list[BranchLint]:
     result = []
     for branch in branches:
         imported = branch_imported(branch)
-        result.append(BranchLint(
-            branch.repository, branch.name, imported, _gates(branch, imported, gate),
-            by_branch.get((branch.repository, branch.name), []),
-        ))
+        result.append(
+            BranchLint(
+                branch.repository,
+                branch.name,
+                imported,
+                _gates(branch, imported, gate),
+                by_branch.get((branch.repository, branch.name), []),
+            )
+        )
     return result
 
 

@@ -9,6 +9,7 @@ Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_versi
 The version lives in Django's default cache; with several server processes, configure a shared
 cache (e.g. Redis or the database cache) so a write in one retires the fragments of all.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,7 +33,16 @@ from catalog.models import (
 
 VERSION_KEY = "catalogue:version"
 FRAGMENT_TIMEOUT = 24 * 3600  # a version's fragments are useless after a bump; let them expire
-CATALOGUE_MODELS = (Branch, BuildRecord, CpuIsa, DocPage, GpuArchitecture, GpuModel, SourceClaim, Variant)
+CATALOGUE_MODELS = (
+    Branch,
+    BuildRecord,
+    CpuIsa,
+    DocPage,
+    GpuArchitecture,
+    GpuModel,
+    SourceClaim,
+    Variant,
+)
 
 
 def catalogue_version() -> str:
@@ -50,8 +60,12 @@ def bump_version(**_signal_kwargs) -> str:
 
 
 for _model in CATALOGUE_MODELS:
-    post_save.connect(bump_version, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}")
-    post_delete.connect(bump_version, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}")
+    post_save.connect(
+        bump_version, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}"
+    )
+    post_delete.connect(
+        bump_version, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}"
+    )
 
 
 def _digest(parts) -> str:
@@ -84,7 +98,9 @@ def is_not_modified(request, tag: str) -> bool:
     if not header or request.method not in ("GET", "HEAD"):
         return False
     tags = parse_etags(header)
-    return "*" in tags or tag in tags or tag.removeprefix("W/") in [t.removeprefix("W/") for t in tags]
+    return (
+        "*" in tags or tag in tags or tag.removeprefix("W/") in [t.removeprefix("W/") for t in tags]
+    )
 
 
 def mark_cacheable(response, tag: str, vary=("HX-Request", "HX-History-Restore-Request")):

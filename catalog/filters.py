@@ -5,6 +5,7 @@ parameters narrow each other. Values that come from the data (branch names, arch
 CUDA and Python versions) are passed in as `choices` so the caller can cache them; a value that is
 not one of them is a form error on that field, never an empty result or a crash.
 """
+
 from __future__ import annotations
 
 import django_filters

@@ -6,6 +6,7 @@ holds every variant for that row and column (several when a branch builds more t
 version), or nothing. Pure layout over already-loaded variants: no queries, as long as the
 variants come with `branch`, `gpu_arch` and `cpu_isa` selected (see `selectors.matrix_variants`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -85,7 +86,9 @@ def build_grid(variants) -> list[Group]:
                         "mps",
                         "Apple MPS",
                         "Apple Silicon, Metal GPU (aarch64-darwin)",
-                        cells=[Cell(sorted(row_variants, key=lambda v: v.pname), max(len(columns), 1))],
+                        cells=[
+                            Cell(sorted(row_variants, key=lambda v: v.pname), max(len(columns), 1))
+                        ],
                     )
                 )
                 continue

@@ -5,6 +5,7 @@ faults on a CPU without AVX512BW, whatever a prose table says. This module maps 
 the feature names Linux reports (`/proc/cpuinfo` `flags` on x86, `Features` on ARM), so the
 catalogue, the audit and the wizard all judge a CPU the same way. Pure Python: no Django.
 """
+
 from __future__ import annotations
 
 X86_FLAG_FEATURES = {

@@ -9,6 +9,7 @@ Also runnable without Django, to capture a host's outputs as test data:
 
     python3 -m catalog.host_probe --save tests/data/hosts/<name>/
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,14 @@ class Probe:
 def _run(argv, timeout=TIMEOUT_S):
     """(returncode, stdout, stderr); returncode None when it could not run or timed out."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              errors="replace", stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return None, "", f"{argv[0]} did not answer within {timeout} s"
     except OSError as exc:
@@ -62,7 +69,9 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     binary = shutil.which(nvidia_smi)
     if binary is None:
         result.has_gpu = "no"
-        result.notes.append("nvidia-smi is not installed (not on PATH): treating this machine as having no NVIDIA GPU.")
+        result.notes.append(
+            "nvidia-smi is not installed (not on PATH): treating this machine as having no NVIDIA GPU."
+        )
     else:
         rc, table, err = _run([binary])
         if rc != 0:
@@ -81,8 +90,10 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
                 result.files["nvidia-smi-query.csv"] = csv
                 parts.append(csv)
             else:
-                result.notes.append("nvidia-smi --query-gpu=compute_cap is not supported by this driver; "
-                                    "the GPU is resolved from its name.")
+                result.notes.append(
+                    "nvidia-smi --query-gpu=compute_cap is not supported by this driver; "
+                    "the GPU is resolved from its name."
+                )
             result.texts["nvidia_smi"] = "\n".join(parts)
     # -- CPU ------------------------------------------------------------------------------
     cpuinfo = proc / "cpuinfo"
@@ -97,7 +108,13 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     elif sys.platform == "darwin" and shutil.which("sysctl"):
         rc, out, _ = _run(["sysctl", "-a"])
         if rc == 0:
-            lines = [line for line in out.splitlines() if line.startswith(("machdep.cpu", "hw.optional", "hw.cputype", "hw.machine", "hw.model"))]
+            lines = [
+                line
+                for line in out.splitlines()
+                if line.startswith(
+                    ("machdep.cpu", "hw.optional", "hw.cputype", "hw.machine", "hw.model")
+                )
+            ]
             result.files["sysctl.txt"] = "\n".join(lines) + "\n"
             result.texts["sysctl"] = result.files["sysctl.txt"]
     # -- uname ----------------------------------------------------------------------------

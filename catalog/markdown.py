@@ -5,6 +5,7 @@ static/css/pygments.css) and heading anchors with a table of contents. Doc bodie
 by people, so the result goes through nh3: only the tags and attributes the rendering needs
 survive — no script, no event handlers, no javascript: URLs.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,7 +22,19 @@ EXTENSION_CONFIGS = {
     "toc": {"permalink": "#", "permalink_title": "Link to this section", "toc_depth": "2-4"},
 }
 
-ALLOWED_TAGS = nh3.ALLOWED_TAGS | {"pre", "code", "span", "div", "table", "thead", "tbody", "tr", "th", "td", "hr"}
+ALLOWED_TAGS = nh3.ALLOWED_TAGS | {
+    "pre",
+    "code",
+    "span",
+    "div",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "hr",
+}
 # Classes carry the highlighting and the permalink style; ids are the heading anchors.
 ALLOWED_ATTRIBUTES = {
     **{tag: set(attrs) for tag, attrs in nh3.ALLOWED_ATTRIBUTES.items()},
@@ -67,7 +80,9 @@ def _align_classes(html: str) -> str:
 
 
 def render(text: str) -> Rendered:
-    converter = md.Markdown(extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS, output_format="html")
+    converter = md.Markdown(
+        extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS, output_format="html"
+    )
     body = _align_classes(converter.convert(text or ""))
     toc_tokens = getattr(converter, "toc_tokens", [])
     toc = sanitise(converter.toc) if toc_tokens else ""

@@ -3,6 +3,7 @@
 Validation lives here (`clean`), so the admin, the seed loader and `import-recipes` all enforce
 the same rules. Names are composed and parsed only by `catalog.naming`.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -194,9 +195,9 @@ class CpuIsa(models.Model):
     def clean(self):
         _list_of_strings(self.compiler_flags, "compiler_flags")
         _list_of_strings(self.required_features, "required_features")
-        if not isinstance(self.disabled_libraries, list) or not set(
-            self.disabled_libraries
-        ) <= set(DISABLEABLE_FEATURES):
+        if not isinstance(self.disabled_libraries, list) or not set(self.disabled_libraries) <= set(
+            DISABLEABLE_FEATURES
+        ):
             raise ValidationError(
                 {"disabled_libraries": f"Choose from {', '.join(DISABLEABLE_FEATURES)}."}
             )
@@ -224,7 +225,9 @@ class Branch(models.Model):
         "vLLM", max_length=20, blank=True, help_text="the vLLM release whose nixpkgs pin it shares"
     )
     cuda_versions = models.JSONField(
-        "CUDA", default=list, help_text='as the seeds state them, newest first, e.g. ["12.9", "12.8"]'
+        "CUDA",
+        default=list,
+        help_text='as the seeds state them, newest first, e.g. ["12.9", "12.8"]',
     )
     cudnn_version = models.CharField("cuDNN", max_length=20, blank=True)
     min_driver = models.PositiveIntegerField(null=True, blank=True)
@@ -247,7 +250,10 @@ class Branch(models.Model):
     )
     stated_variant_count = models.PositiveIntegerField(null=True, blank=True)
     default_status = models.CharField(
-        max_length=10, choices=STATUSES, default="recipe", help_text="status of newly seeded variants"
+        max_length=10,
+        choices=STATUSES,
+        default="recipe",
+        help_text="status of newly seeded variants",
     )
     derivation = models.TextField(
         blank=True, help_text="how the variant list follows from what the seeds state"
@@ -323,7 +329,9 @@ class Variant(models.Model):
     use_case = models.CharField(max_length=120, blank=True)
     notes = models.TextField(blank=True)
     disabled_features = models.JSONField(
-        default=list, blank=True, help_text=f"switched off in the recipe: {', '.join(DISABLEABLE_FEATURES)}"
+        default=list,
+        blank=True,
+        help_text=f"switched off in the recipe: {', '.join(DISABLEABLE_FEATURES)}",
     )
     extra_cmake_flags = models.JSONField(default=list, blank=True)
     metadata_rev = models.PositiveIntegerField(
@@ -414,7 +422,10 @@ class Variant(models.Model):
             )
 
         if self.blas and self.blas not in BACKEND_BLAS.get(self.backend, set()):
-            err("blas", f"{self.get_blas_display()} is not a BLAS for {self.get_backend_display()} builds.")
+            err(
+                "blas",
+                f"{self.get_blas_display()} is not a BLAS for {self.get_backend_display()} builds.",
+            )
 
         # CUDA: one of the branch's versions, and one that can target the architecture.
         if self.backend == "cuda" and self.cuda_version:
@@ -431,7 +442,10 @@ class Variant(models.Model):
                     limit = f"needs CUDA ≥ {arch.min_cuda}"
                     if arch.max_cuda:
                         limit += f" and ≤ {arch.max_cuda}"
-                    err("cuda_version", f"{arch.sm.upper()} {limit}; CUDA {self.cuda_version} cannot build it.")
+                    err(
+                        "cuda_version",
+                        f"{arch.sm.upper()} {limit}; CUDA {self.cuda_version} cannot build it.",
+                    )
 
         features = self.disabled_features
         if not isinstance(features, list) or not set(features) <= set(DISABLEABLE_FEATURES):
@@ -453,7 +467,10 @@ class Variant(models.Model):
             if self.depends_on_id:
                 err("depends_on", "A PyTorch variant does not depend on another variant.")
         elif not self.depends_on_id:
-            err("depends_on", f"A {self.library} variant must name the PyTorch variant it is built against.")
+            err(
+                "depends_on",
+                f"A {self.library} variant must name the PyTorch variant it is built against.",
+            )
         else:
             dep = self.depends_on
             if dep.library != "pytorch":
@@ -545,7 +562,9 @@ class SourceClaim(models.Model):
     subject = models.CharField(max_length=80, help_text='e.g. "isa:armv9", "arch:sm121"')
     statement = models.TextField(help_text="what the source says")
     source = models.CharField(max_length=200, help_text="seed document and section")
-    criteria = models.JSONField(default=dict, blank=True, help_text="what the audit compares (by kind)")
+    criteria = models.JSONField(
+        default=dict, blank=True, help_text="what the audit compares (by kind)"
+    )
     resolution = models.TextField(blank=True, help_text="what the catalogue does instead, and why")
     acknowledged = models.BooleanField(default=False)
 
@@ -588,7 +607,7 @@ class ApiToken(models.Model):
         return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
     @classmethod
-    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+    def issue(cls, user, name: str) -> tuple[ApiToken, str]:
         """Create a token and return it with its secret (which is not stored)."""
         import secrets
 

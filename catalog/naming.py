@@ -9,6 +9,7 @@ Names follow the build repos' convention (RECIPE_TEMPLATE.md):
 Export, import, pages, the wizard and the audit all go through this module, so a name means
 the same thing everywhere. Pure Python: no Django import.
 """
+
 from __future__ import annotations
 
 import re
@@ -152,7 +153,11 @@ def gpu_target_sm(entry: str) -> str:
     'sm_90' spelling (use `gpu_target_sm_lenient` to read that spelling anyway)."""
     match = _GPU_TARGET_RE.match(entry or "")
     if not match:
-        hint = " (write compute capabilities in dot notation, e.g. \"9.0\")" if _SM_TARGET_RE.match(entry or "") else ""
+        hint = (
+            ' (write compute capabilities in dot notation, e.g. "9.0")'
+            if _SM_TARGET_RE.match(entry or "")
+            else ""
+        )
         raise InvalidName(f"{entry!r} is not a TORCH_CUDA_ARCH_LIST entry{hint}")
     return f"sm{int(match['major'])}{match['minor']}"
 

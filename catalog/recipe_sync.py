@@ -5,6 +5,7 @@ and (unless dry-run / check) writes only what changed, atomically. `import_check
 checkout and applies it in one transaction. Both raise `SyncError` with one sentence a user
 can act on; the commands turn it into a CommandError.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,13 +35,18 @@ class SyncError(Exception):
 
 # ---------------------------------------------------------------- selection
 
+
 def select_branches(repositories=(), branch_names=()) -> list[Branch]:
-    qs = Branch.objects.select_related("pytorch_branch").order_by("repository", "preference", "name")
+    qs = Branch.objects.select_related("pytorch_branch").order_by(
+        "repository", "preference", "name"
+    )
     if repositories:
         known = {r for r, _ in Branch._meta.get_field("repository").choices}
         unknown = sorted(set(repositories) - known)
         if unknown:
-            raise SyncError(f"Unknown repository {unknown[0]!r}; choose one of {', '.join(sorted(known))}.")
+            raise SyncError(
+                f"Unknown repository {unknown[0]!r}; choose one of {', '.join(sorted(known))}."
+            )
         qs = qs.filter(repository__in=repositories)
     branches = list(qs)
     if branch_names:
@@ -67,6 +73,7 @@ def branch_variants(branch) -> list[Variant]:
 
 # ---------------------------------------------------------------- writing
 
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write through a temporary file in the same directory and rename it over the target, so
     an interrupted run leaves either the old file or the new one, never half of either."""
@@ -88,10 +95,14 @@ def _check_writable(root: Path) -> None:
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir():
-        raise SyncError(f"Cannot write to {root}: {probe} is a file, not a directory; choose another target.")
+        raise SyncError(
+            f"Cannot write to {root}: {probe} is a file, not a directory; choose another target."
+        )
     for existing in (probe, root / PKGS_DIR):
         if existing.exists() and not os.access(existing, os.W_OK):
-            raise SyncError(f"Cannot write to {existing}: permission denied; choose a writable target.")
+            raise SyncError(
+                f"Cannot write to {existing}: permission denied; choose a writable target."
+            )
 
 
 @dataclass
@@ -121,7 +132,9 @@ class ExportReport:
         return text + (f", {c['pruned']} pruned" if c["pruned"] else "")
 
 
-def planned_files(branch, variants, repo_branches, counts, libraries, read_existing) -> dict[str, str]:
+def planned_files(
+    branch, variants, repo_branches, counts, libraries, read_existing
+) -> dict[str, str]:
     """Relative path -> content for one branch (README merged with what exists there)."""
     files = {}
     for v in variants:
@@ -132,7 +145,9 @@ def planned_files(branch, variants, repo_branches, counts, libraries, read_exist
     try:
         files[README] = md.merge_sections(existing, sections, md.readme_title(branch))
     except md.MarkerError as exc:
-        raise SyncError(f"Cannot update {README} of {branch}: {exc}; fix its markers by hand first.") from exc
+        raise SyncError(
+            f"Cannot update {README} of {branch}: {exc}; fix its markers by hand first."
+        ) from exc
     files[BUILD_MATRIX] = md.build_matrix(branch, variants)
     return files
 
@@ -156,7 +171,9 @@ def export_recipes(targets, libraries=(), dry_run=False, check=False, prune=Fals
             path = root / rel
             return path.read_text(encoding="utf-8") if path.is_file() else None
 
-        files = planned_files(branch, variants, repo_branches[branch.repository], counts, libraries, read_existing)
+        files = planned_files(
+            branch, variants, repo_branches[branch.repository], counts, libraries, read_existing
+        )
         for rel in sorted(files):
             path = root / rel
             data = files[rel].encode("utf-8")
@@ -167,7 +184,9 @@ def export_recipes(targets, libraries=(), dry_run=False, check=False, prune=Fals
                     path.parent.mkdir(parents=True, exist_ok=True)
                     atomic_write(path, data)
                 except OSError as exc:
-                    raise SyncError(f"Cannot write {path}: {exc.strerror or exc}; nothing else was changed there.") from exc
+                    raise SyncError(
+                        f"Cannot write {path}: {exc.strerror or exc}; nothing else was changed there."
+                    ) from exc
             report.outcomes.append(FileOutcome(path, action))
         known = {Path(naming.recipe_path(v.pname)).name for v in variants}
         pkgs = root / PKGS_DIR
@@ -184,7 +203,9 @@ def export_recipes(targets, libraries=(), dry_run=False, check=False, prune=Fals
 def checkout_target(path, repository, branch_name) -> tuple[Path, Branch]:
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise SyncError(f"{root} is not a directory; pass the path of a {repository} checkout to --into.")
+        raise SyncError(
+            f"{root} is not a directory; pass the path of a {repository} checkout to --into."
+        )
     missing = [name for name in (".git", ".flox") if not (root / name).exists()]
     if missing:
         raise SyncError(
@@ -194,6 +215,7 @@ def checkout_target(path, repository, branch_name) -> tuple[Path, Branch]:
 
 
 # ---------------------------------------------------------------- importing
+
 
 @dataclass
 class ImportReport:
@@ -208,14 +230,18 @@ class ImportReport:
 
     def summary(self) -> str:
         c = Counter(o for _, o, _ in self.lines)
-        return (f"branch {self.branch_outcome}; variants: {c['created']} created, {c['updated']} updated, "
-                f"{c['unchanged']} unchanged, {c['rejected']} rejected")
+        return (
+            f"branch {self.branch_outcome}; variants: {c['created']} created, {c['updated']} updated, "
+            f"{c['unchanged']} unchanged, {c['rejected']} rejected"
+        )
 
 
 def _parse_all(root: Path):
     pkgs = root / PKGS_DIR
     if not pkgs.is_dir():
-        raise SyncError(f"{root} has no {PKGS_DIR} directory; pass the root of a build-repo checkout.")
+        raise SyncError(
+            f"{root} has no {PKGS_DIR} directory; pass the root of a build-repo checkout."
+        )
     parsed = []
     for path in sorted(pkgs.glob("*.nix")):
         try:
@@ -223,7 +249,9 @@ def _parse_all(root: Path):
         except UnicodeDecodeError as exc:
             raise SyncError(f"{path}: line 1: not UTF-8 text; nothing was imported.") from exc
         except ParseError as exc:
-            raise SyncError(f"{path}: line {exc.line}: {exc.reason}; nothing was imported.") from exc
+            raise SyncError(
+                f"{path}: line {exc.line}: {exc.reason}; nothing was imported."
+            ) from exc
         parsed.append((path, facts))
     return parsed
 
@@ -255,7 +283,9 @@ def _apply_branch(report, root, repository, branch_name, parsed) -> Branch:
     pytorch_branch_name = values.pop("pytorch_branch")
     values["pytorch_branch"] = None
     if pytorch_branch_name:
-        values["pytorch_branch"] = Branch.objects.filter(repository="build-pytorch", name=pytorch_branch_name).first()
+        values["pytorch_branch"] = Branch.objects.filter(
+            repository="build-pytorch", name=pytorch_branch_name
+        ).first()
         if values["pytorch_branch"] is None:
             raise SyncError(
                 f"{root / BUILD_MATRIX} names PyTorch branch {pytorch_branch_name!r}, which the catalogue lacks; "
@@ -275,14 +305,30 @@ def _apply_branch(report, root, repository, branch_name, parsed) -> Branch:
         try:
             branch.full_clean()
         except ValidationError as exc:
-            raise SyncError(f"{root / BUILD_MATRIX}: {validation_message(exc)}; nothing was imported.") from exc
+            raise SyncError(
+                f"{root / BUILD_MATRIX}: {validation_message(exc)}; nothing was imported."
+            ) from exc
         branch.save()
     report.branch_outcome = outcome
     return branch
 
 
-VARIANT_FIELDS = ("library", "backend", "cuda_version", "gpu_arch", "cpu_isa", "platform", "python_version",
-                  "blas", "depends_on", "use_case", "notes", "disabled_features", "extra_cmake_flags", "metadata_rev")
+VARIANT_FIELDS = (
+    "library",
+    "backend",
+    "cuda_version",
+    "gpu_arch",
+    "cpu_isa",
+    "platform",
+    "python_version",
+    "blas",
+    "depends_on",
+    "use_case",
+    "notes",
+    "disabled_features",
+    "extra_cmake_flags",
+    "metadata_rev",
+)
 
 
 def _variant_values(facts, branch, archs, isas_by_flags, isas):
@@ -299,30 +345,58 @@ def _variant_values(facts, branch, archs, isas_by_flags, isas):
     if not isa and facts.cpu_isa and facts.backend != "mps":
         isa = isas.get(facts.cpu_isa)
     if len(facts.platforms) != 1:
-        problems.append(f"platforms lists {len(facts.platforms)} systems; a variant targets exactly one")
+        problems.append(
+            f"platforms lists {len(facts.platforms)} systems; a variant targets exactly one"
+        )
     try:
         named = naming.parse(facts.pname)
     except naming.InvalidName as exc:
         named = None
         problems.append(str(exc))
-    built = (facts.library, facts.python_version, facts.backend, facts.cuda_version, facts.sm, isa.slug if isa else "")
+    built = (
+        facts.library,
+        facts.python_version,
+        facts.backend,
+        facts.cuda_version,
+        facts.sm,
+        isa.slug if isa else "",
+    )
     if named:
-        stated = (named.library, named.python_version, named.backend, named.cuda_version, named.sm, named.isa)
+        stated = (
+            named.library,
+            named.python_version,
+            named.backend,
+            named.cuda_version,
+            named.sm,
+            named.isa,
+        )
         labels = ("library", "Python", "backend", "CUDA", "GPU architecture", "CPU ISA")
         for label, want, got in zip(labels, stated, built):
             if want != got:
-                problems.append(f"the name says {label} {want or 'none'} but the recipe builds {got or 'none'}")
+                problems.append(
+                    f"the name says {label} {want or 'none'} but the recipe builds {got or 'none'}"
+                )
     if facts.library == "pytorch":
         for feature in facts.disabled_features:
             env = exporters.profiles.FEATURE_ENV.get(feature)
             if env and env not in facts.switched_off_env:
-                problems.append(f"passthru.disabledFeatures lists {feature} but the recipe never exports {env}=0")
+                problems.append(
+                    f"passthru.disabledFeatures lists {feature} but the recipe never exports {env}=0"
+                )
     values = {
-        "library": facts.library, "backend": facts.backend, "cuda_version": facts.cuda_version,
-        "gpu_arch": arch, "cpu_isa": isa, "platform": facts.platforms[0] if facts.platforms else "",
-        "python_version": facts.python_version, "blas": facts.blas, "use_case": facts.use_case,
-        "notes": facts.notes, "disabled_features": list(facts.disabled_features),
-        "extra_cmake_flags": list(facts.extra_cmake_flags), "metadata_rev": facts.metadata_rev,
+        "library": facts.library,
+        "backend": facts.backend,
+        "cuda_version": facts.cuda_version,
+        "gpu_arch": arch,
+        "cpu_isa": isa,
+        "platform": facts.platforms[0] if facts.platforms else "",
+        "python_version": facts.python_version,
+        "blas": facts.blas,
+        "use_case": facts.use_case,
+        "notes": facts.notes,
+        "disabled_features": list(facts.disabled_features),
+        "extra_cmake_flags": list(facts.extra_cmake_flags),
+        "metadata_rev": facts.metadata_rev,
         "depends_on": None,
     }
     return values, problems
@@ -332,15 +406,26 @@ def _dependency(facts, branch, imported):
     if facts.library == "pytorch":
         return None, None
     if facts.imports:
-        dep = imported.get(facts.imports) or Variant.objects.filter(branch=branch, pname=facts.imports).first()
+        dep = (
+            imported.get(facts.imports)
+            or Variant.objects.filter(branch=branch, pname=facts.imports).first()
+        )
         if dep is None:
-            return None, f"imports ./{facts.imports}.nix, which is not a PyTorch recipe of this checkout"
+            return (
+                None,
+                f"imports ./{facts.imports}.nix, which is not a PyTorch recipe of this checkout",
+            )
         return dep, None
     if facts.built_against:
         repo, name, pname = facts.built_against
-        dep = Variant.objects.filter(branch__repository=repo, branch__name=name, pname=pname).first()
+        dep = Variant.objects.filter(
+            branch__repository=repo, branch__name=name, pname=pname
+        ).first()
         if dep is None:
-            return None, f"builds against {repo}:{name} {pname}, which the catalogue lacks (import that branch first)"
+            return (
+                None,
+                f"builds against {repo}:{name} {pname}, which the catalogue lacks (import that branch first)",
+            )
         return dep, None
     return None, "a companion recipe must import its PyTorch recipe or say `# Built against:`"
 
@@ -360,7 +445,9 @@ def import_checkout(path, repository, branch_name, dry_run=False) -> ImportRepor
         existing = {v.pname: v for v in Variant.objects.filter(branch=branch)}
         imported: dict[str, Variant] = {}
         # PyTorch first: companions point at it.
-        for file, facts in sorted(parsed, key=lambda item: (item[1].library != "pytorch", item[0].name)):
+        for file, facts in sorted(
+            parsed, key=lambda item: (item[1].library != "pytorch", item[0].name)
+        ):
             values, problems = _variant_values(facts, branch, archs, isas_by_flags, isas)
             if file.name != f"{facts.pname}.nix":
                 problems.append(f"the file name does not match pname {facts.pname!r}")

@@ -5,6 +5,7 @@ with their variant matrices, seed claims) and `fixtures/docs/*.md` (guide pages)
 an idempotent upsert in one transaction: every record goes through `full_clean`, nothing is
 deleted, and a second load reports everything unchanged.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -85,7 +86,9 @@ def _require(spec, keys, where: str) -> None:
         raise SeedError(f"{where}: expected a table of key = value pairs, got {spec!r}")
     missing = [key for key in keys if key not in spec]
     if missing:
-        raise SeedError(f"{where}: a record has no {', '.join(missing)}; every record needs {', '.join(keys)}.")
+        raise SeedError(
+            f"{where}: a record has no {', '.join(missing)}; every record needs {', '.join(keys)}."
+        )
 
 
 def _resolve_set(value, sets, what, where):
@@ -104,9 +107,15 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         _require(group, ("library", "backend"), f"{where} matrix")
         library, backend = group["library"], group["backend"]
         if backend not in BACKEND_BLAS:
-            raise SeedError(f"{where} matrix: unknown backend {backend!r}; use one of {', '.join(BACKEND_BLAS)}.")
+            raise SeedError(
+                f"{where} matrix: unknown backend {backend!r}; use one of {', '.join(BACKEND_BLAS)}."
+            )
         # A group without its dimensions would silently describe no variants.
-        _require(group, {"cuda": ("cuda", "gpus", "isas"), "cpu": ("isas",), "mps": ()}[backend], f"{where} {backend} matrix group")
+        _require(
+            group,
+            {"cuda": ("cuda", "gpus", "isas"), "cpu": ("isas",), "mps": ()}[backend],
+            f"{where} {backend} matrix group",
+        )
         if backend == "mps":
             specs.append(VariantSpec(library, backend))
             continue
@@ -114,15 +123,21 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         use_cases = group.get("use_cases", {})
         unknown = set(use_cases) - set(isas)
         if unknown:
-            raise SeedError(f"{where} matrix: use_cases names ISAs the group does not build: {', '.join(sorted(unknown))}")
+            raise SeedError(
+                f"{where} matrix: use_cases names ISAs the group does not build: {', '.join(sorted(unknown))}"
+            )
         if backend == "cpu":
-            specs.extend(VariantSpec(library, backend, isa=isa, use_case=use_cases.get(isa, "")) for isa in isas)
+            specs.extend(
+                VariantSpec(library, backend, isa=isa, use_case=use_cases.get(isa, ""))
+                for isa in isas
+            )
             continue
         gpus = _resolve_set(group.get("gpus"), gpu_sets, "GPU", where)
         for cuda in group.get("cuda", []):
             for sm in gpus:
                 specs.extend(
-                    VariantSpec(library, backend, cuda, sm, isa, use_cases.get(isa, "")) for isa in isas
+                    VariantSpec(library, backend, cuda, sm, isa, use_cases.get(isa, ""))
+                    for isa in isas
                 )
     seen = Counter(specs)
     dupes = [s for s, n in seen.items() if n > 1]
@@ -183,8 +198,11 @@ def _load_isas(report, data):
         _require(spec, ("slug",), "isas.toml [[isa]]")
     return {
         spec["slug"]: _upsert(
-            report, CpuIsa, {"slug": spec["slug"]},
-            {k: spec[k] for k in fields if k in spec}, f"isas.toml {spec['slug']}",
+            report,
+            CpuIsa,
+            {"slug": spec["slug"]},
+            {k: spec[k] for k in fields if k in spec},
+            f"isas.toml {spec['slug']}",
         )
         for spec in data.get("isa", [])
     }
@@ -192,7 +210,9 @@ def _load_isas(report, data):
 
 def _load_architectures(report, data):
     archs = {}
-    fields = [f.name for f in GpuArchitecture._meta.fields if f.name not in ("id", "sm", "arch_number")]
+    fields = [
+        f.name for f in GpuArchitecture._meta.fields if f.name not in ("id", "sm", "arch_number")
+    ]
     for spec in data.get("architecture", []):
         _require(spec, ("sm",), "architectures.toml [[architecture]]")
         where = f"architectures.toml {spec['sm']}"
@@ -203,17 +223,35 @@ def _load_architectures(report, data):
         for model in spec.get("models", []):
             _require(model, ("name",), f"{where} models")
             _upsert(
-                report, GpuModel, {"name": model["name"]},
-                {"architecture": arch, "aliases": model.get("aliases", []), "segment": model.get("segment", "")},
+                report,
+                GpuModel,
+                {"name": model["name"]},
+                {
+                    "architecture": arch,
+                    "aliases": model.get("aliases", []),
+                    "segment": model.get("segment", ""),
+                },
                 f"{where} model {model['name']}",
             )
     return archs
 
 
 BRANCH_FIELDS = [
-    "pytorch_version", "torchvision_version", "python_version", "vllm_version", "cuda_versions",
-    "cudnn_version", "min_driver", "nixpkgs_pin", "purpose", "key_additions", "is_default",
-    "preference", "stated_variant_count", "default_status", "derivation",
+    "pytorch_version",
+    "torchvision_version",
+    "python_version",
+    "vllm_version",
+    "cuda_versions",
+    "cudnn_version",
+    "min_driver",
+    "nixpkgs_pin",
+    "purpose",
+    "key_additions",
+    "is_default",
+    "preference",
+    "stated_variant_count",
+    "default_status",
+    "derivation",
 ]
 
 
@@ -231,9 +269,13 @@ def _load_branches(report, data):
         if spec.get("pytorch_branch"):
             key = ("build-pytorch", spec["pytorch_branch"])
             if key not in branches:
-                raise SeedError(f"{where}: pytorch_branch {spec['pytorch_branch']!r} is not a build-pytorch branch")
+                raise SeedError(
+                    f"{where}: pytorch_branch {spec['pytorch_branch']!r} is not a build-pytorch branch"
+                )
             values["pytorch_branch"] = branches[key]
-        branch = _upsert(report, Branch, {"repository": spec["repository"], "name": spec["name"]}, values, where)
+        branch = _upsert(
+            report, Branch, {"repository": spec["repository"], "name": spec["name"]}, values, where
+        )
         branches[(branch.repository, branch.name)] = branch
     return specs, branches
 
@@ -291,13 +333,18 @@ def _load_variants(report, data, branch_specs, branches, archs, isas):
             key = (
                 target_branch.pk,
                 naming.compose(
-                    "pytorch", values["python_version"], values["backend"], values["cuda_version"],
+                    "pytorch",
+                    values["python_version"],
+                    values["backend"],
+                    values["cuda_version"],
                     values["gpu_arch"].sm if values["gpu_arch"] else "",
                     values["cpu_isa"].slug if values["cpu_isa"] else "",
                 ),
             )
             if key not in pytorch:
-                raise SeedError(f"{where}: no PyTorch variant {key[1]} on {target_branch} to build against")
+                raise SeedError(
+                    f"{where}: no PyTorch variant {key[1]} on {target_branch} to build against"
+                )
             values["depends_on"] = pytorch[key]
         else:
             values["depends_on"] = None

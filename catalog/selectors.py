@@ -1,4 +1,5 @@
 """Read queries, each with the joins its page needs, so page query counts stay constant."""
+
 from django.db.models import Count, Q
 
 from catalog.models import Branch, CpuIsa, DocPage, GpuArchitecture
@@ -50,9 +51,11 @@ _BACKEND_COUNTS = {
 
 def branches_overview():
     """Every branch with its actual variant count, per library and per backend."""
-    return Branch.objects.select_related("pytorch_branch").annotate(
-        variant_count=Count("variants"), **_LIBRARY_COUNTS, **_BACKEND_COUNTS
-    ).order_by("repository", "preference", "name")
+    return (
+        Branch.objects.select_related("pytorch_branch")
+        .annotate(variant_count=Count("variants"), **_LIBRARY_COUNTS, **_BACKEND_COUNTS)
+        .order_by("repository", "preference", "name")
+    )
 
 
 def branch_detail(repository, name):
@@ -65,7 +68,9 @@ def branch_variants(branch):
     return (
         Variant.objects.filter(branch=branch)
         .select_related("branch", "gpu_arch", "cpu_isa")
-        .order_by("library", "gpu_arch__arch_number", "cpu_isa__arch", "cpu_isa__rank", "cuda_version")
+        .order_by(
+            "library", "gpu_arch__arch_number", "cpu_isa__arch", "cpu_isa__rank", "cuda_version"
+        )
     )
 
 
@@ -130,8 +135,14 @@ def variants_by_branch(**filters):
         Variant.objects.filter(**filters)
         .select_related("branch", "gpu_arch", "cpu_isa")
         .order_by(
-            "branch__repository", "branch__preference", "branch__name",
-            "library", "gpu_arch__arch_number", "cpu_isa__rank", "cuda_version", "pname",
+            "branch__repository",
+            "branch__preference",
+            "branch__name",
+            "library",
+            "gpu_arch__arch_number",
+            "cpu_isa__rank",
+            "cuda_version",
+            "pname",
         )
     )
     groups = []
@@ -146,11 +157,8 @@ def doc_page(slug):
     return get_object_or_404(DocPage.objects.all(), slug=slug)
 
 
-
 # --- Variant matrix (/variants/, /api/variants) ---------------------------------------------
 from django.db.models import F  # noqa: E402
-
-from catalog.models import Variant  # noqa: E402
 
 # Branch, then library, then hardware from oldest to newest: the order people read the matrix in.
 MATRIX_ORDER = (
@@ -179,7 +187,10 @@ def matrix_choices():
     branch_names = sorted({name for name, _ in branches})
     pythons = {python for _, python in branches}
     cudas = set(
-        Variant.objects.exclude(cuda_version="").order_by().values_list("cuda_version", flat=True).distinct()
+        Variant.objects.exclude(cuda_version="")
+        .order_by()
+        .values_list("cuda_version", flat=True)
+        .distinct()
     )
     return {
         "branch": [(n, n) for n in branch_names],
@@ -219,6 +230,8 @@ def recommend_catalogue():
 
     version = cache.catalogue_version()
     if _RECOMMEND_MEMO.get("version") != version:
-        _RECOMMEND_MEMO["catalogue"] = cache.cached("recommend-catalogue", _build_recommend_catalogue)
+        _RECOMMEND_MEMO["catalogue"] = cache.cached(
+            "recommend-catalogue", _build_recommend_catalogue
+        )
         _RECOMMEND_MEMO["version"] = version
     return _RECOMMEND_MEMO["catalogue"]

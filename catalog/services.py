@@ -3,6 +3,7 @@
 `record_build` is used by `manage.py record-build` and by `POST /api/builds`: both only parse
 their input and call it, so validation and locking live here once.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,9 +1,6 @@
 from django.urls import path
 
-from catalog.views import browse
-from catalog.views import builds
-from catalog.views import matrix
-from catalog.views import wizard
+from catalog.views import browse, builds, matrix, wizard
 
 app_name = "catalog"
 
@@ -31,7 +28,9 @@ urlpatterns = [
         builds.variant_badge,
         name="variant-badge",
     ),
-    path("branches/<str:repository>/<str:branch>/badge.svg", builds.branch_badge, name="branch-badge"),
+    path(
+        "branches/<str:repository>/<str:branch>/badge.svg", builds.branch_badge, name="branch-badge"
+    ),
     # Variant matrix and its data out (catalog/views/matrix.py)
     path("variants/", matrix.variant_matrix, name="variants"),
     path("api/variants", matrix.api_variants, name="api-variants"),

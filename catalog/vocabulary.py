@@ -32,9 +32,7 @@ LIBRARIES = {
     "torchaudio": Library("TorchAudio", "torchaudio"),
 }
 # nixpkgs attribute (or alias) -> library key
-LIBRARY_BY_ATTR = {
-    attr: key for key, lib in LIBRARIES.items() for attr in (lib.attr, *lib.aliases)
-}
+LIBRARY_BY_ATTR = {attr: key for key, lib in LIBRARIES.items() for attr in (lib.attr, *lib.aliases)}
 
 
 # ---------------------------------------------------------------- repositories
@@ -136,7 +134,9 @@ class Backend:
 
 BACKENDS = {
     "cuda": Backend("CUDA", ("cublas",), ("x86_64-linux", "aarch64-linux"), True, True, True),
-    "cpu": Backend("CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux"), False, True, False),
+    "cpu": Backend(
+        "CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux"), False, True, False
+    ),
     "mps": Backend("Apple MPS", ("veclib",), ("aarch64-darwin",), False, False, False),
 }
 
@@ -164,7 +164,9 @@ class RecipeForm:
 
 RECIPE_FORMS = {
     "pytorch-pinned": RecipeForm("PyTorch on a pinned nixpkgs", "pytorch", True),
-    "pytorch-callpackage": RecipeForm("PyTorch as an unpinned callPackage function", "pytorch", False),
+    "pytorch-callpackage": RecipeForm(
+        "PyTorch as an unpinned callPackage function", "pytorch", False
+    ),
     "companion-inline": RecipeForm(
         "Companion building its own PyTorch inline", "companion", True, "inline"
     ),
@@ -172,10 +174,16 @@ RECIPE_FORMS = {
         "Companion importing a sibling PyTorch recipe", "companion", True, "sibling"
     ),
     "companion-remote": RecipeForm(
-        "Companion fetching its PyTorch recipe from a build-pytorch commit", "companion", True, "remote"
+        "Companion fetching its PyTorch recipe from a build-pytorch commit",
+        "companion",
+        True,
+        "remote",
     ),
     "companion-callpackage": RecipeForm(
-        "Companion as an unpinned callPackage function (inline PyTorch)", "companion", False, "inline"
+        "Companion as an unpinned callPackage function (inline PyTorch)",
+        "companion",
+        False,
+        "inline",
     ),
 }
 

@@ -143,7 +143,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 #                          so test runs never share entries with a running site)
 #   DJANGO_CACHE=database  every process on every host (`manage.py createcachetable`, run by
 #                          `make serve`); about 3x slower than file on the matrix page here
-CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "locmem" if "PYTEST_VERSION" in os.environ else "file")
+CACHE_BACKEND = os.environ.get(
+    "DJANGO_CACHE", "locmem" if "PYTEST_VERSION" in os.environ else "file"
+)
 CACHE_BACKENDS = {
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"},
     "file": {

@@ -4,6 +4,7 @@ Each test runs in a transaction that is rolled back, so tests may change the dat
 Transactional tests (live_server, browser) flush the database; they reload it themselves
 (see `seeded_live_server` in tests/browser/conftest.py). pytest-django runs them last.
 """
+
 import pytest
 from django.core.cache import cache
 

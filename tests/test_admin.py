@@ -6,7 +6,16 @@ from catalog.models import Variant
 
 pytestmark = pytest.mark.django_db
 
-MODELS = ["gpuarchitecture", "gpumodel", "cpuisa", "branch", "variant", "buildrecord", "docpage", "sourceclaim"]
+MODELS = [
+    "gpuarchitecture",
+    "gpumodel",
+    "cpuisa",
+    "branch",
+    "variant",
+    "buildrecord",
+    "docpage",
+    "sourceclaim",
+]
 
 
 @pytest.fixture
@@ -31,23 +40,48 @@ def test_variant_changelist_filters_and_searches(staff_client):
 
 
 def test_variant_change_page_shows_computed_name(staff_client):
-    v = Variant.objects.get(branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cuda12_8-sm90-avx512")
+    v = Variant.objects.get(
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+    )
     response = staff_client.get(reverse("admin:catalog_variant_change", args=[v.pk]))
     assert response.status_code == 200
     body = response.content.decode()
-    assert "name composed from the fields" in body and "pytorch-python313-cuda12_8-sm90-avx512" in body
+    assert (
+        "name composed from the fields" in body and "pytorch-python313-cuda12_8-sm90-avx512" in body
+    )
 
 
 def test_admin_edit_applies_model_validation(staff_client):
-    v = Variant.objects.get(branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cuda12_8-sm61-avx2")
+    v = Variant.objects.get(
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm61-avx2",
+    )
     url = reverse("admin:catalog_variant_change", args=[v.pk])
     form = {
-        "pname": v.pname, "branch": v.branch_id, "library": v.library, "backend": v.backend, "status": v.status,
-        "gpu_arch": v.gpu_arch_id, "cuda_version": v.cuda_version, "cpu_isa": v.cpu_isa_id,
-        "platform": v.platform, "python_version": v.python_version, "blas": v.blas,
-        "disabled_features": "[]", "extra_cmake_flags": "[]", "metadata_rev": 1,
-        "use_case": v.use_case, "notes": "", "depends_on": "",
-        "builds-TOTAL_FORMS": 0, "builds-INITIAL_FORMS": 0, "builds-MIN_NUM_FORMS": 0, "builds-MAX_NUM_FORMS": 1000,
+        "pname": v.pname,
+        "branch": v.branch_id,
+        "library": v.library,
+        "backend": v.backend,
+        "status": v.status,
+        "gpu_arch": v.gpu_arch_id,
+        "cuda_version": v.cuda_version,
+        "cpu_isa": v.cpu_isa_id,
+        "platform": v.platform,
+        "python_version": v.python_version,
+        "blas": v.blas,
+        "disabled_features": "[]",
+        "extra_cmake_flags": "[]",
+        "metadata_rev": 1,
+        "use_case": v.use_case,
+        "notes": "",
+        "depends_on": "",
+        "builds-TOTAL_FORMS": 0,
+        "builds-INITIAL_FORMS": 0,
+        "builds-MIN_NUM_FORMS": 0,
+        "builds-MAX_NUM_FORMS": 1000,
     }
     response = staff_client.post(url, form)
     assert response.status_code == 200  # re-rendered with the error, not saved
@@ -58,14 +92,32 @@ def test_admin_edit_applies_model_validation(staff_client):
 
 def test_admin_fills_an_empty_name_from_the_fields(staff_client):
     # pytorch-2.8-python312's CPU variants have no companions depending on them.
-    v = Variant.objects.get(branch__name="pytorch-2.8-python312", pname="pytorch-python312-cpu-avx2")
+    v = Variant.objects.get(
+        branch__name="pytorch-2.8-python312", pname="pytorch-python312-cpu-avx2"
+    )
     v.delete()
     form = {
-        "pname": "", "branch": v.branch_id, "library": "pytorch", "backend": "cpu", "status": "recipe",
-        "gpu_arch": "", "cuda_version": "", "cpu_isa": v.cpu_isa_id, "platform": "x86_64-linux",
-        "python_version": "3.12", "blas": "openblas", "disabled_features": "[]", "extra_cmake_flags": "[]",
-        "metadata_rev": 1, "use_case": "", "notes": "", "depends_on": "",
-        "builds-TOTAL_FORMS": 0, "builds-INITIAL_FORMS": 0, "builds-MIN_NUM_FORMS": 0, "builds-MAX_NUM_FORMS": 1000,
+        "pname": "",
+        "branch": v.branch_id,
+        "library": "pytorch",
+        "backend": "cpu",
+        "status": "recipe",
+        "gpu_arch": "",
+        "cuda_version": "",
+        "cpu_isa": v.cpu_isa_id,
+        "platform": "x86_64-linux",
+        "python_version": "3.12",
+        "blas": "openblas",
+        "disabled_features": "[]",
+        "extra_cmake_flags": "[]",
+        "metadata_rev": 1,
+        "use_case": "",
+        "notes": "",
+        "depends_on": "",
+        "builds-TOTAL_FORMS": 0,
+        "builds-INITIAL_FORMS": 0,
+        "builds-MIN_NUM_FORMS": 0,
+        "builds-MAX_NUM_FORMS": 1000,
     }
     response = staff_client.post(reverse("admin:catalog_variant_add"), form)
     assert response.status_code == 302, response.content.decode()[:2000]

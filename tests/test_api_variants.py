@@ -1,4 +1,5 @@
 """/api/variants: the filtered set as JSON, 400 with reasons, ETags."""
+
 import pytest
 from django.core.cache import cache
 
@@ -6,7 +7,20 @@ from catalog.models import Variant
 
 pytestmark = pytest.mark.django_db
 
-FIELDS = {"pname", "repository", "branch", "library", "backend", "gpu", "isa", "cuda", "python", "platform", "status", "url"}
+FIELDS = {
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "gpu",
+    "isa",
+    "cuda",
+    "python",
+    "platform",
+    "status",
+    "url",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -46,14 +60,23 @@ def test_detail_url_opens_the_variant(client):
 
 
 def test_cpu_variant_has_no_gpu_or_cuda(client):
-    record = client.get("/api/variants?q=pytorch-python313-cpu-avx2&branch=main").json()["results"][0]
+    record = client.get("/api/variants?q=pytorch-python313-cpu-avx2&branch=main").json()["results"][
+        0
+    ]
     assert (record["gpu"], record["cuda"], record["isa"]) == (None, None, "avx2")
 
 
 @pytest.mark.parametrize(
     "query, field",
-    [("gpu=sm999", "gpu"), ("python=abc", "python"), ("status=done", "status"), ("sort=bogus", "sort"),
-     ("branch=nope", "branch"), ("cuda=11.0", "cuda"), ("library=jax", "library")],
+    [
+        ("gpu=sm999", "gpu"),
+        ("python=abc", "python"),
+        ("status=done", "status"),
+        ("sort=bogus", "sort"),
+        ("branch=nope", "branch"),
+        ("cuda=11.0", "cuda"),
+        ("library=jax", "library"),
+    ],
 )
 def test_invalid_values_answer_400_with_the_field(client, query, field):
     response = client.get(f"/api/variants?{query}")
@@ -79,7 +102,9 @@ def test_repeat_request_is_answered_304(client):
 def test_a_write_changes_the_answer_and_its_etag(client):
     first = client.get("/api/variants?status=failed")
     assert first.json()["count"] == 0
-    variant = Variant.objects.get(branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cpu-avx2")
+    variant = Variant.objects.get(
+        branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cpu-avx2"
+    )
     variant.status = "failed"
     variant.save()
     second = client.get("/api/variants?status=failed", HTTP_IF_NONE_MATCH=first["ETag"])
@@ -90,7 +115,11 @@ def test_a_write_changes_the_answer_and_its_etag(client):
 
 @pytest.mark.parametrize(
     "q, message",
-    [("x" * 101, "at most 100 characters"), ("a b c d e f g h i", "at most 8 words"), ("a\x00b", "Null characters")],
+    [
+        ("x" * 101, "at most 100 characters"),
+        ("a b c d e f g h i", "at most 8 words"),
+        ("a\x00b", "Null characters"),
+    ],
 )
 def test_unusable_search_text_is_400_with_a_message(client, q, message):
     response = client.get("/api/variants", {"q": q})

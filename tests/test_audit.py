@@ -23,14 +23,30 @@ def test_seed_catalogue_has_only_known_findings(capsys):
     keys = {f.key for f in result.known}
     # The contradictions the seeds are known for are all found and recorded.
     assert {
-        "sm121-min-cuda-13", "vnni-on-skylake-sp", "armv9-on-graviton3", "avx512-on-i9-12900k",
-        "l40s-is-sm90", "armv8-2-slug", "publish-cpu-name-with-cuda", "torchvision-plan-60",
-        "blackwell-driver-570", "cpu-platforms-both", "publish-push-master", "gpu-targets-sm-prefix",
-        "dgx-spark-is-arm", "example-sm121-avx512", "torchvision-cuda-13-0-count",
+        "sm121-min-cuda-13",
+        "vnni-on-skylake-sp",
+        "armv9-on-graviton3",
+        "avx512-on-i9-12900k",
+        "l40s-is-sm90",
+        "armv8-2-slug",
+        "publish-cpu-name-with-cuda",
+        "torchvision-plan-60",
+        "blackwell-driver-570",
+        "cpu-platforms-both",
+        "publish-push-master",
+        "gpu-targets-sm-prefix",
+        "dgx-spark-is-arm",
+        "example-sm121-avx512",
+        "torchvision-cuda-13-0-count",
     } <= keys
     # Claims that hold are verified, not findings.
     verified = {v.key for v in result.verified}
-    assert {"vnni-on-cascade-lake", "bf16-on-zen4", "armv9-on-neoverse-v2", "sm121-min-cuda-12-9"} <= verified
+    assert {
+        "vnni-on-cascade-lake",
+        "bf16-on-zen4",
+        "armv9-on-neoverse-v2",
+        "sm121-min-cuda-12-9",
+    } <= verified
     code, out, _ = run_command(capsys)
     assert code == 0
     assert "New findings: 0" in out.out and "armv9-on-graviton3" in out.out
@@ -38,8 +54,11 @@ def test_seed_catalogue_has_only_known_findings(capsys):
 
 def test_planted_contradiction_is_a_new_finding(capsys):
     SourceClaim.objects.create(
-        key="planted-avx512-on-haswell", kind="cpu-generation", subject="isa:avx512",
-        statement="AVX-512 hardware: Intel Haswell+", source="test fixture",
+        key="planted-avx512-on-haswell",
+        kind="cpu-generation",
+        subject="isa:avx512",
+        statement="AVX-512 hardware: Intel Haswell+",
+        source="test fixture",
         criteria={"isa": "avx512", "microarch": "haswell", "cpu": "Intel Haswell"},
     )
     result = run_audit()
@@ -51,7 +70,9 @@ def test_planted_contradiction_is_a_new_finding(capsys):
 
 
 def test_count_mismatch_is_a_new_finding():
-    Variant.objects.filter(branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm90-avx").delete()
+    Variant.objects.filter(
+        branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm90-avx"
+    ).delete()
     keys = {f.key for f in run_audit().new}
     assert "count-build-pytorch-main" in keys
 
@@ -61,7 +82,9 @@ def test_a_recorded_count_contradiction_goes_stale_when_the_catalogue_changes():
     result = run_audit()
     assert "torchvision-cuda-13-0-count" in {f.key for f in result.known}
     assert "count-build-torchvision-cuda-13_0" not in {f.key for f in result.findings}
-    Variant.objects.filter(branch__name="cuda-13_0", gpu_arch__sm="sm121", cpu_isa__slug="armv9").delete()
+    Variant.objects.filter(
+        branch__name="cuda-13_0", gpu_arch__sm="sm121", cpu_isa__slug="armv9"
+    ).delete()
     new = {f.key: f for f in run_audit().new}
     assert "count-build-torchvision-cuda-13_0" in new
     assert "The recorded resolution expects 4." in new["torchvision-cuda-13-0-count"].message
@@ -69,7 +92,9 @@ def test_a_recorded_count_contradiction_goes_stale_when_the_catalogue_changes():
 
 def test_invalid_record_is_a_new_finding():
     # A write that bypasses validation (as a raw update would) is still caught by the audit.
-    Variant.objects.filter(pname="pytorch-python313-cuda12_8-sm61-avx2", branch__name="main").update(disabled_features=[])
+    Variant.objects.filter(
+        pname="pytorch-python313-cuda12_8-sm61-avx2", branch__name="main"
+    ).update(disabled_features=[])
     findings = [f for f in run_audit().new if f.kind == "validation"]
     assert len(findings) == 1 and "cudnn" in findings[0].message
 
@@ -77,8 +102,13 @@ def test_invalid_record_is_a_new_finding():
 def test_acknowledging_a_finding_makes_it_known():
     Branch.objects.filter(name="cuda-13_0").update(stated_variant_count=12)
     claim = SourceClaim.objects.create(
-        key="planted-count", kind="count", subject="branch:x", statement="13 variants", source="test",
-        criteria={"repository": "build-torchvision", "branch": "cuda-13_0", "count": 13}, acknowledged=True,
+        key="planted-count",
+        kind="count",
+        subject="branch:x",
+        statement="13 variants",
+        source="test",
+        criteria={"repository": "build-torchvision", "branch": "cuda-13_0", "count": 13},
+        acknowledged=True,
         resolution="The later README states 12.",
     )
     result = run_audit()
@@ -107,8 +137,16 @@ FACTS = CatalogueFacts(
         ("architecture", {"sm": "sm121", "gpu_target": "12.0"}, False),
         ("gpu-model", {"model": "L40S", "sm": "sm90"}, False),
         ("count", {"repository": "build-pytorch", "branch": "main", "count": 62}, True),
-        ("name", {"name": "pytorch-python313-cpu-avx2", "repository": "build-pytorch", "branch": "main"}, True),
-        ("name", {"name": "pytorch-python313-cpu-avx", "repository": "build-pytorch", "branch": "main"}, False),
+        (
+            "name",
+            {"name": "pytorch-python313-cpu-avx2", "repository": "build-pytorch", "branch": "main"},
+            True,
+        ),
+        (
+            "name",
+            {"name": "pytorch-python313-cpu-avx", "repository": "build-pytorch", "branch": "main"},
+            False,
+        ),
         ("isa-slug", {"slug": "armv8.2"}, False),
         ("isa-flags", {"isa": "armv9", "flags": ["-march=armv9-a+sve+sve2"]}, True),
         ("statement", {}, False),

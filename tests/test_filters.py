@@ -1,4 +1,5 @@
 """Every filter of the variant matrix, through /api/variants (same FilterSet as the page)."""
+
 import pytest
 from django.core.cache import cache
 

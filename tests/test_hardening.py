@@ -4,7 +4,7 @@ the wizard (hypothesis), plus oversized / binary input, unknown URLs and wrong m
 No response may be a 500; a value that is not one of a parameter's choices answers 400 with a
 message. Endpoints that are not routed (yet) are skipped, never passed silently.
 """
-import json
+
 
 import pytest
 from django.test import Client
@@ -12,9 +12,24 @@ from django.urls import Resolver404, resolve
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, Branch, CpuIsa, GpuArchitecture, Variant
+from catalog.models import (
+    BACKENDS,
+    LIBRARIES,
+    PLATFORMS,
+    REPOSITORIES,
+    STATUSES,
+    Branch,
+    CpuIsa,
+    GpuArchitecture,
+    Variant,
+)
 
-MATRIX, API_VARIANTS, WIZARD, API_RECOMMEND = "/variants/", "/api/variants", "/wizard/", "/api/recommend"
+MATRIX, API_VARIANTS, WIZARD, API_RECOMMEND = (
+    "/variants/",
+    "/api/variants",
+    "/wizard/",
+    "/api/recommend",
+)
 HYPOTHESIS = settings(
     max_examples=40,
     deadline=None,
@@ -24,12 +39,40 @@ HYPOTHESIS = settings(
 
 # Values that break naive code: NUL (PostgreSQL refuses it in text), lone surrogates' UTF-8
 # lookalikes, SQL and HTML metacharacters, very long strings, format specifiers.
-NASTY = st.sampled_from([
-    "", " ", "\x00", "a\x00b", "%00", "'", '"', "\\", "' OR 1=1 --", "<script>alert(1)</script>",
-    "../../etc/passwd", "%s%n", "{}", "[]", "null", "-1", "0", "1e309", "NaN", "ｓｍ９０", "ǅ",
-    "\u202e", "\ufeff", "x" * 5000, "sm" + "9" * 100, "😀", "\r\nSet-Cookie: a=b",
-])
-TEXT = st.one_of(NASTY, st.text(max_size=60), st.text(alphabet=st.characters(codec="latin-1"), max_size=30))
+NASTY = st.sampled_from(
+    [
+        "",
+        " ",
+        "\x00",
+        "a\x00b",
+        "%00",
+        "'",
+        '"',
+        "\\",
+        "' OR 1=1 --",
+        "<script>alert(1)</script>",
+        "../../etc/passwd",
+        "%s%n",
+        "{}",
+        "[]",
+        "null",
+        "-1",
+        "0",
+        "1e309",
+        "NaN",
+        "ｓｍ９０",
+        "ǅ",
+        "\u202e",
+        "\ufeff",
+        "x" * 5000,
+        "sm" + "9" * 100,
+        "😀",
+        "\r\nSet-Cookie: a=b",
+    ]
+)
+TEXT = st.one_of(
+    NASTY, st.text(max_size=60), st.text(alphabet=st.characters(codec="latin-1"), max_size=30)
+)
 
 
 def routed(url):
@@ -48,7 +91,9 @@ def valid_choices():
         "gpu": list(GpuArchitecture.objects.values_list("sm", flat=True)) + ["none"],
         "isa": list(CpuIsa.objects.values_list("slug", flat=True)) + ["none"],
         "platform": [v for v, _ in PLATFORMS],
-        "cuda": sorted(set(Variant.objects.exclude(cuda_version="").values_list("cuda_version", flat=True))),
+        "cuda": sorted(
+            set(Variant.objects.exclude(cuda_version="").values_list("cuda_version", flat=True))
+        ),
         "python": sorted(set(Variant.objects.values_list("python_version", flat=True))),
         "status": [v for v, _ in STATUSES],
         "view": ["list", "grid"],
@@ -56,8 +101,19 @@ def valid_choices():
 
 
 # Parameters whose values form a closed set: anything else is a 400.
-CLOSED = ("repository", "branch", "library", "backend", "gpu", "isa", "platform", "cuda", "python",
-          "status", "view")
+CLOSED = (
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "gpu",
+    "isa",
+    "platform",
+    "cuda",
+    "python",
+    "status",
+    "view",
+)
 
 
 @st.composite
@@ -77,8 +133,10 @@ def matrix_params(draw, choices):
 
 def invalid_closed_values(params, choices):
     return [
-        name for name in CLOSED
-        if name in params and any(v not in choices[name] for v in params[name])
+        name
+        for name in CLOSED
+        if name in params
+        and any(v not in choices[name] for v in params[name])
         # "" means "any" for a choice field in a plain GET form
         and not all(v == "" for v in params[name] if v not in choices[name])
     ]
@@ -114,7 +172,11 @@ def test_matrix_and_api_never_500_and_reject_invalid_values(url):
             assert response.status_code == 400, (url, params, bad, response.status_code)
             if url == API_VARIANTS:
                 assert response.json()["error"]
-        elif response.status_code == 200 and url == API_VARIANTS and params.get("format") in (None, ["json"]):
+        elif (
+            response.status_code == 200
+            and url == API_VARIANTS
+            and params.get("format") in (None, ["json"])
+        ):
             assert "results" in response.json()
 
     check()
@@ -122,13 +184,17 @@ def test_matrix_and_api_never_500_and_reject_invalid_values(url):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("url", [MATRIX, API_VARIANTS])
-@pytest.mark.parametrize("name", ["library", "platform", "status", "gpu", "isa", "repository", "view"])
+@pytest.mark.parametrize(
+    "name", ["library", "platform", "status", "gpu", "isa", "repository", "view"]
+)
 def test_one_unknown_choice_is_400_with_a_message(client, url, name):
     routed(url)
     response = client.get(url, {name: "no-such-value"})
     assert response.status_code == 400
-    assert b"no-such-value" in response.content or b"choice" in response.content.lower() or (
-        url == API_VARIANTS and response.json()["error"]
+    assert (
+        b"no-such-value" in response.content
+        or b"choice" in response.content.lower()
+        or (url == API_VARIANTS and response.json()["error"])
     )
 
 
@@ -142,15 +208,59 @@ def test_nul_and_huge_search_text_is_not_a_500(client, url):
 
 
 WIZARD_KEYS = (
-    "os", "arch", "has_gpu", "gpu", "compute_capability", "gpus", "driver_version", "driver_cuda",
-    "cpu_flags", "isa", "cpu_vendor", "cpu_model", "cpu_parts", "workload", "library", "repository",
-    "branch", "python", "pytorch", "vllm", "paste", "hardware", "step", "format",
+    "os",
+    "arch",
+    "has_gpu",
+    "gpu",
+    "compute_capability",
+    "gpus",
+    "driver_version",
+    "driver_cuda",
+    "cpu_flags",
+    "isa",
+    "cpu_vendor",
+    "cpu_model",
+    "cpu_parts",
+    "workload",
+    "library",
+    "repository",
+    "branch",
+    "python",
+    "pytorch",
+    "vllm",
+    "paste",
+    "hardware",
+    "step",
+    "format",
 )
 WIZARD_VALUES = st.one_of(
     TEXT,
-    st.sampled_from(["linux", "darwin", "x86_64", "aarch64", "yes", "no", "sm90", "9.0", "H100",
-                     "RTX 4090", "avx512", "general", "bf16-training", "int8-inference", "pytorch",
-                     "torchvision", "build-pytorch", "main", "3.13", "2.9", "0.15.1", "570.86"]),
+    st.sampled_from(
+        [
+            "linux",
+            "darwin",
+            "x86_64",
+            "aarch64",
+            "yes",
+            "no",
+            "sm90",
+            "9.0",
+            "H100",
+            "RTX 4090",
+            "avx512",
+            "general",
+            "bf16-training",
+            "int8-inference",
+            "pytorch",
+            "torchvision",
+            "build-pytorch",
+            "main",
+            "3.13",
+            "2.9",
+            "0.15.1",
+            "570.86",
+        ]
+    ),
 )
 
 
@@ -161,8 +271,10 @@ def test_wizard_and_recommend_never_500(url):
     client = Client()
 
     @HYPOTHESIS
-    @given(params=st.dictionaries(st.sampled_from(WIZARD_KEYS), WIZARD_VALUES, max_size=8),
-           htmx=st.booleans())
+    @given(
+        params=st.dictionaries(st.sampled_from(WIZARD_KEYS), WIZARD_VALUES, max_size=8),
+        htmx=st.booleans(),
+    )
     def check(params, htmx):
         headers = {"HTTP_HX_REQUEST": "true"} if htmx and url == WIZARD else {}
         response = client.get(url, params, **headers)
@@ -220,9 +332,17 @@ def test_api_variants_refuses_post_with_405(client):
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "url",
-    ["/nope/", "/variants/build-pytorch/main/nope/", "/variants/nope/nope/nope/",
-     "/branches/build-pytorch/nope/", "/architectures/sm999/", "/isas/nope/", "/docs/nope/",
-     "/api/nope", "/static/nope.css"],
+    [
+        "/nope/",
+        "/variants/build-pytorch/main/nope/",
+        "/variants/nope/nope/nope/",
+        "/branches/build-pytorch/nope/",
+        "/architectures/sm999/",
+        "/isas/nope/",
+        "/docs/nope/",
+        "/api/nope",
+        "/static/nope.css",
+    ],
 )
 def test_unknown_urls_are_404(client, url):
     response = client.get(url)
@@ -246,7 +366,9 @@ def test_doc_page_and_variant_notes_cannot_carry_script(client):
 
     from catalog.models import DocPage
 
-    payload = '<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
+    payload = (
+        '<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
+    )
     doc = DocPage.objects.order_by("pk").first()
     doc.body += "\n\n" + payload
     doc.save()

@@ -484,8 +484,6 @@ class TestRecommendLimits:
         assert wizard_input.MAX_BODY < 2_621_440  # under Django's default: this limit answers first
 
 
-
-
 class TrackedStream(io.BytesIO):
     """A request body that counts how many bytes were read from it."""
 

@@ -1,4 +1,5 @@
 """import-recipes: reading checkouts back, the whole-catalogue round trip, and refusals."""
+
 import shutil
 from io import StringIO
 from pathlib import Path
@@ -15,12 +16,22 @@ pytestmark = pytest.mark.django_db
 def export_all(root: Path) -> dict[str, bytes]:
     targets = [(root / b.repository / b.name, b) for b in recipe_sync.select_branches()]
     recipe_sync.export_recipes(targets)
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def import_(path, repository, branch, **kwargs):
     out = StringIO()
-    call_command("import-recipes", str(path), repository=repository, branch=branch, stdout=out, stderr=StringIO(), **kwargs)
+    call_command(
+        "import-recipes",
+        str(path),
+        repository=repository,
+        branch=branch,
+        stdout=out,
+        stderr=StringIO(),
+        **kwargs,
+    )
     return out.getvalue()
 
 
@@ -53,10 +64,16 @@ def test_import_of_an_unchanged_export_reports_everything_unchanged(tmp_path):
 def test_changed_fields_are_imported_and_dry_run_saves_nothing(tmp_path):
     export_all(tmp_path)
     recipe = tmp_path / "build-pytorch/main/.flox/pkgs/pytorch-python313-cuda12_8-sm90-avx2.nix"
-    recipe.write_text(recipe.read_text().replace("echo 1 > $out/.metadata-rev", "echo 3 > $out/.metadata-rev"))
+    recipe.write_text(
+        recipe.read_text().replace("echo 1 > $out/.metadata-rev", "echo 3 > $out/.metadata-rev")
+    )
     out = import_(tmp_path / "build-pytorch/main", "build-pytorch", "main", dry_run=True)
     assert "updated: pytorch-python313-cuda12_8-sm90-avx2.nix" in out and "nothing saved" in out
-    v = Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm90-avx2")
+    v = Variant.objects.get(
+        branch__name="main",
+        branch__repository="build-pytorch",
+        pname="pytorch-python313-cuda12_8-sm90-avx2",
+    )
     assert v.metadata_rev == 1
     import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     v.refresh_from_db()
@@ -74,19 +91,38 @@ def test_unparseable_file_aborts_everything_with_file_and_line(tmp_path):
     broken.write_text("".join(lines))
     with pytest.raises(CommandError) as exc:
         import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
-    assert str(broken) in str(exc.value) and "line " in str(exc.value) and "nothing was imported" in str(exc.value)
-    assert Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cpu-avx2").metadata_rev == 1
+    assert (
+        str(broken) in str(exc.value)
+        and "line " in str(exc.value)
+        and "nothing was imported" in str(exc.value)
+    )
+    assert (
+        Variant.objects.get(
+            branch__name="main",
+            branch__repository="build-pytorch",
+            pname="pytorch-python313-cpu-avx2",
+        ).metadata_rev
+        == 1
+    )
 
 
 def test_recipe_that_contradicts_its_name_is_reported_not_fixed(tmp_path):
     export_all(tmp_path)
     pkgs = tmp_path / "build-pytorch/main/.flox/pkgs"
     target = pkgs / "pytorch-python313-cuda12_8-sm89-avx512.nix"
-    target.write_text(target.read_text().replace('gpuArchNum = "89"', 'gpuArchNum = "90"').replace('"sm_89"', '"sm_90"'))
+    target.write_text(
+        target.read_text()
+        .replace('gpuArchNum = "89"', 'gpuArchNum = "90"')
+        .replace('"sm_89"', '"sm_90"')
+    )
     with pytest.raises(SystemExit) as exc:
         import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     assert exc.value.code == 1
-    v = Variant.objects.get(branch__repository="build-pytorch", branch__name="main", pname="pytorch-python313-cuda12_8-sm89-avx512")
+    v = Variant.objects.get(
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm89-avx512",
+    )
     assert v.gpu_arch.sm == "sm89"
 
 
@@ -96,7 +132,13 @@ def test_rejected_reason_names_the_contradiction(tmp_path):
     target.write_text(target.read_text().replace('"-mf16c"', '"-mavx512f"'))
     report = recipe_sync.import_checkout(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     rejected = [line for line in report.lines if line[1] == "rejected"]
-    assert rejected == [("pytorch-python313-cpu-avx2.nix", "rejected", "cpuFlags -mavx2 -mfma -mavx512f match no catalogued CPU ISA")]
+    assert rejected == [
+        (
+            "pytorch-python313-cpu-avx2.nix",
+            "rejected",
+            "cpuFlags -mavx2 -mfma -mavx512f match no catalogued CPU ISA",
+        )
+    ]
 
 
 def test_missing_pkgs_directory_is_one_sentence(tmp_path):
@@ -109,6 +151,9 @@ def test_new_branch_without_facts_is_refused(tmp_path):
     tree = tmp_path / "build-pytorch/main"
     (tree / "BUILD_MATRIX.md").unlink()
     shutil.move(str(tree), str(tmp_path / "copy"))
-    with pytest.raises(CommandError, match="BUILD_MATRIX.md is missing, so the new branch build-pytorch:experimental"):
+    with pytest.raises(
+        CommandError,
+        match="BUILD_MATRIX.md is missing, so the new branch build-pytorch:experimental",
+    ):
         import_(tmp_path / "copy", "build-pytorch", "experimental")
     assert not Branch.objects.filter(name="experimental").exists()

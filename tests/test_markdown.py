@@ -1,4 +1,5 @@
 """catalog.markdown: guide Markdown → sanitised HTML with highlighting, anchors and a contents list."""
+
 from catalog.markdown import render
 
 DOC = """\
@@ -57,7 +58,9 @@ def test_tables_render_with_alignment_as_classes():
 
 
 def test_script_tags_are_removed_with_their_content():
-    html = render("Hello\n\n<script>alert('x')</script>\n\n<SCRIPT SRC=//evil.example/x.js></SCRIPT>").html
+    html = render(
+        "Hello\n\n<script>alert('x')</script>\n\n<SCRIPT SRC=//evil.example/x.js></SCRIPT>"
+    ).html
     assert "<script" not in html.lower()
     assert "alert" not in html
     assert "evil.example" not in html
@@ -80,7 +83,9 @@ def test_event_handlers_and_javascript_urls_are_stripped():
 
 
 def test_iframes_forms_and_styles_do_not_come_through():
-    html = render('<iframe src="https://example.org"></iframe>\n\n<form action="/x"><input></form>\n\n<style>body{display:none}</style>').html
+    html = render(
+        '<iframe src="https://example.org"></iframe>\n\n<form action="/x"><input></form>\n\n<style>body{display:none}</style>'
+    ).html
     assert "<iframe" not in html
     assert "<form" not in html
     assert "<input" not in html
@@ -88,6 +93,8 @@ def test_iframes_forms_and_styles_do_not_come_through():
 
 
 def test_links_keep_their_target():
-    html = render("See [build times](/docs/build-times/) and [nixpkgs](https://github.com/NixOS/nixpkgs).").html
+    html = render(
+        "See [build times](/docs/build-times/) and [nixpkgs](https://github.com/NixOS/nixpkgs)."
+    ).html
     assert 'href="/docs/build-times/"' in html
     assert 'href="https://github.com/NixOS/nixpkgs"' in html

@@ -1,4 +1,5 @@
 """/variants/: the page, its htmx fragment, list and grid, errors beside fields, CSV, ETags."""
+
 import csv
 import io
 import re
@@ -33,7 +34,10 @@ def test_full_page_lists_every_variant_with_the_count(client):
 
 def test_filters_shrink_the_list(client):
     html = client.get("/variants/?gpu=sm90&branch=main").content.decode()
-    assert count_shown(html) == Variant.objects.filter(gpu_arch__sm="sm90", branch__name="main").count()
+    assert (
+        count_shown(html)
+        == Variant.objects.filter(gpu_arch__sm="sm90", branch__name="main").count()
+    )
     assert "-sm61-" not in html  # no SM61 package listed
     assert "pytorch-python313-cuda12_8-sm90-avx2" in html
 
@@ -54,13 +58,17 @@ def test_htmx_request_gets_only_the_results_fragment(client):
 
 
 def test_history_restore_gets_the_full_page(client):
-    response = client.get("/variants/?gpu=sm90", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    response = client.get(
+        "/variants/?gpu=sm90", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
     assert "<form" in response.content.decode()
 
 
 def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
     html = client.get("/variants/?library=torchvision&sort=-cuda").content.decode()
-    cudas = [c.replace("—", "") for c in re.findall(r"<td>(1\d\.\d|—)</td>\s*<td>3\.\d+</td>", html)]
+    cudas = [
+        c.replace("—", "") for c in re.findall(r"<td>(1\d\.\d|—)</td>\s*<td>3\.\d+</td>", html)
+    ]
     assert len(cudas) == Variant.objects.filter(library="torchvision").count()
     assert cudas == sorted(cudas, reverse=True) and cudas[0] == "13.0" and cudas[-1] == ""
     assert 'aria-sort="descending"' in html
@@ -68,10 +76,16 @@ def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
 
 
 def test_grid_lays_out_architectures_by_isa_with_empty_cells(client):
-    html = client.get("/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch").content.decode()
-    assert count_shown(html) == 58 == Variant.objects.filter(
-        branch__repository="build-pytorch", branch__name="main", library="pytorch"
-    ).count()
+    html = client.get(
+        "/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch"
+    ).content.decode()
+    assert (
+        count_shown(html)
+        == 58
+        == Variant.objects.filter(
+            branch__repository="build-pytorch", branch__name="main", library="pytorch"
+        ).count()
+    )
     assert html.count('class="grid-group"') == 1
     headers = re.findall(r'<th scope="col"><abbr[^>]*>([^<]+)</abbr>', html)
     assert headers == ["AVX", "AVX2", "AVX-512", "AVX-512 BF16", "AVX-512 VNNI", "ARMv8.2", "ARMv9"]
@@ -104,8 +118,13 @@ def test_no_match_says_so(client):
 
 @pytest.mark.parametrize(
     "query, field, value",
-    [("gpu=sm999", "gpu", "sm999"), ("python=abc", "python", "abc"), ("view=zzz", "view", "zzz"),
-     ("sort=bogus", "sort", "bogus"), ("format=xml", "format", "xml")],
+    [
+        ("gpu=sm999", "gpu", "sm999"),
+        ("python=abc", "python", "abc"),
+        ("view=zzz", "view", "zzz"),
+        ("sort=bogus", "sort", "bogus"),
+        ("format=xml", "format", "xml"),
+    ],
 )
 def test_bad_values_answer_400_with_the_error_beside_the_field(client, query, field, value):
     response = client.get(f"/variants/?{query}")
@@ -138,7 +157,10 @@ def test_csv_downloads_the_current_selection(client):
 
 def test_results_link_the_csv_and_json_of_the_selection(client):
     html = client.get("/variants/?gpu=sm90").content.decode()
-    assert re.search(r'href="/variants/\?gpu=sm90&amp;view=list&amp;format=csv"|href="/variants/\?gpu=sm90&amp;format=csv"', html)
+    assert re.search(
+        r'href="/variants/\?gpu=sm90&amp;view=list&amp;format=csv"|href="/variants/\?gpu=sm90&amp;format=csv"',
+        html,
+    )
     assert 'href="/api/variants?gpu=sm90"' in html
 
 

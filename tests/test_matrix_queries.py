@@ -1,4 +1,5 @@
 """The matrix's query count does not grow with the catalogue: seed size and four times that."""
+
 import pytest
 from django.core.cache import cache
 
@@ -8,7 +9,13 @@ from catalog.models import Branch, Variant
 pytestmark = pytest.mark.django_db
 # Cold cache: the filters' choices (4 queries) and the variants (1); the same bound at every size.
 MAX_QUERIES = 6
-PAGES = ["/variants/", "/variants/?view=grid", "/variants/?q=H100&sort=-gpu", "/api/variants", "/variants/?format=csv"]
+PAGES = [
+    "/variants/",
+    "/variants/?view=grid",
+    "/variants/?q=H100&sort=-gpu",
+    "/api/variants",
+    "/variants/?format=csv",
+]
 
 
 def grow_catalogue(copies):

@@ -7,11 +7,20 @@ from catalog.models import Variant
 @pytest.mark.parametrize(
     "parts, name",
     [
-        (("pytorch", "3.13", "cuda", "12.8", "sm90", "avx512"), "pytorch-python313-cuda12_8-sm90-avx512"),
-        (("torchvision", "3.13", "cuda", "12.9", "sm103", "armv8_2"), "torchvision-python313-cuda12_9-sm103-armv8_2"),
+        (
+            ("pytorch", "3.13", "cuda", "12.8", "sm90", "avx512"),
+            "pytorch-python313-cuda12_8-sm90-avx512",
+        ),
+        (
+            ("torchvision", "3.13", "cuda", "12.9", "sm103", "armv8_2"),
+            "torchvision-python313-cuda12_9-sm103-armv8_2",
+        ),
         (("pytorch", "3.11", "cpu", "", "", "avx2"), "pytorch-python311-cpu-avx2"),
         (("pytorch", "3.12", "mps", "", "", ""), "pytorch-python312-darwin-mps"),
-        (("torchaudio", "3.13", "cuda", "13.0", "sm121", "armv9"), "torchaudio-python313-cuda13_0-sm121-armv9"),
+        (
+            ("torchaudio", "3.13", "cuda", "13.0", "sm121", "armv9"),
+            "torchaudio-python313-cuda13_0-sm121-armv9",
+        ),
     ],
 )
 def test_compose_and_parse_are_inverse(parts, name):
@@ -69,8 +78,14 @@ def test_every_variant_name_round_trips_through_naming():
 def test_gpu_targets_are_compute_capabilities_in_dot_notation():
     assert naming.gpu_target("sm90") == "9.0"
     assert naming.gpu_target("sm121") == "12.1"
-    for entry, sm in (("9.0", "sm90"), ("10.3", "sm103"), ("12.1", "sm121"), ("9.0a", "sm90"),
-                      ("10.0f", "sm100"), ("8.9+PTX", "sm89")):
+    for entry, sm in (
+        ("9.0", "sm90"),
+        ("10.3", "sm103"),
+        ("12.1", "sm121"),
+        ("9.0a", "sm90"),
+        ("10.0f", "sm100"),
+        ("8.9+PTX", "sm89"),
+    ):
         assert naming.gpu_target_sm(entry) == sm
 
 

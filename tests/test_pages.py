@@ -1,13 +1,22 @@
 """The reference pages through their real URLs: content, 404s, error pages and query counts."""
+
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.test import override_settings
 from django.urls import path
 from django.utils.html import escape
 
-from catalog.models import Branch, BuildRecord, CpuIsa, DocPage, GpuArchitecture, SourceClaim, Variant
+from catalog.models import (
+    Branch,
+    BuildRecord,
+    CpuIsa,
+    DocPage,
+    GpuArchitecture,
+    SourceClaim,
+    Variant,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,9 +42,18 @@ def variant(url):
 def test_variant_page_shows_every_field(client):
     body = text(client.get(SM90))
     for expected in (
-        "pytorch-python313-cuda12_8-sm90-avx512", "build-pytorch", "12.8", "SM90 Hopper",
-        "compute capability 9.0", "AVX-512", "x86_64-linux", "3.13", "cuBLAS", "Recipe",
-        ".flox/pkgs/pytorch-python313-cuda12_8-sm90-avx512.nix", "-mavx512bw",
+        "pytorch-python313-cuda12_8-sm90-avx512",
+        "build-pytorch",
+        "12.8",
+        "SM90 Hopper",
+        "compute capability 9.0",
+        "AVX-512",
+        "x86_64-linux",
+        "3.13",
+        "cuBLAS",
+        "Recipe",
+        ".flox/pkgs/pytorch-python313-cuda12_8-sm90-avx512.nix",
+        "-mavx512bw",
     ):
         assert expected in body, expected
 
@@ -91,9 +109,9 @@ def test_companion_links_to_the_pytorch_it_depends_on(client):
 
 def test_variant_page_lists_the_same_variant_on_other_branches(client):
     body = text(client.get(SM90))
-    others = Variant.objects.filter(library="pytorch", gpu_arch__sm="sm90", cpu_isa__slug="avx512").exclude(
-        branch__name="main", branch__repository="build-pytorch"
-    )
+    others = Variant.objects.filter(
+        library="pytorch", gpu_arch__sm="sm90", cpu_isa__slug="avx512"
+    ).exclude(branch__name="main", branch__repository="build-pytorch")
     assert others.count() >= 5
     for other in others:
         assert f'href="{other.get_absolute_url()}"' in body
@@ -104,8 +122,13 @@ def test_variant_page_lists_the_same_variant_on_other_branches(client):
 def test_build_history_empty_and_filled(client):
     assert "No builds recorded." in text(client.get(SM90))
     BuildRecord.objects.create(
-        variant=variant(SM90), status="failed", started_at=datetime(2025, 11, 2, 8, 30, tzinfo=timezone.utc),
-        duration_seconds=5400, host="builder-7", commit="0123456789abcdef", log_url="https://logs.example.org/42",
+        variant=variant(SM90),
+        status="failed",
+        started_at=datetime(2025, 11, 2, 8, 30, tzinfo=UTC),
+        duration_seconds=5400,
+        host="builder-7",
+        commit="0123456789abcdef",
+        log_url="https://logs.example.org/42",
     )
     body = text(client.get(SM90))
     assert "No builds recorded." not in body
@@ -176,7 +199,10 @@ def test_architecture_page(client, sm):
 
 def test_architecture_lists_go_from_oldest_to_newest(client):
     # Annotated (GROUP BY) queries drop Meta.ordering: SM100 must not come before SM61.
-    expected = [f'href="/architectures/{sm}/"' for sm in GpuArchitecture.objects.order_by("arch_number").values_list("sm", flat=True)]
+    expected = [
+        f'href="/architectures/{sm}/"'
+        for sm in GpuArchitecture.objects.order_by("arch_number").values_list("sm", flat=True)
+    ]
     body = text(client.get("/architectures/"))
     assert sorted(expected, key=body.index) == expected
     home = text(client.get("/"))
@@ -212,7 +238,9 @@ def test_isa_page(client, slug):
 
 def test_avx_page_says_what_it_switches_off(client):
     body = text(client.get("/isas/avx/"))
-    assert re.search(r"Switches off</th><td><code>fbgemm</code>, <code>mkldnn</code>, <code>nnpack</code>", body)
+    assert re.search(
+        r"Switches off</th><td><code>fbgemm</code>, <code>mkldnn</code>, <code>nnpack</code>", body
+    )
 
 
 # --- branches ----------------------------------------------------------------------------------
@@ -229,7 +257,11 @@ def test_branch_list_is_a_version_matrix(client):
 
 @pytest.mark.parametrize(
     "repository,name",
-    [("build-pytorch", "main"), ("build-pytorch", "pytorch-2.9-python311"), ("build-torchvision", "cuda-13_0")],
+    [
+        ("build-pytorch", "main"),
+        ("build-pytorch", "pytorch-2.9-python311"),
+        ("build-torchvision", "cuda-13_0"),
+    ],
 )
 def test_branch_page(client, repository, name):
     branch = Branch.objects.get(repository=repository, name=name)
@@ -289,7 +321,9 @@ def test_doc_page_renders_markdown_with_contents(client, slug):
 
 
 def test_doc_page_highlights_code(client):
-    page = DocPage.objects.create(slug="code-sample", title="Code sample", body="## Run\n\n```python\nimport torch\n```\n")
+    page = DocPage.objects.create(
+        slug="code-sample", title="Code sample", body="## Run\n\n```python\nimport torch\n```\n"
+    )
     body = text(client.get(page.get_absolute_url()))
     assert '<div class="highlight">' in body
     assert '<span class="kn">import</span>' in body
@@ -374,9 +408,18 @@ def test_variant_page_query_count_is_constant(client, django_assert_max_num_quer
 @pytest.mark.parametrize(
     "url",
     [
-        "/", "/architectures/", "/architectures/sm61/", "/architectures/sm90/", "/isas/", "/isas/avx/",
-        "/isas/armv9/", "/branches/", "/branches/build-pytorch/main/",
-        "/branches/build-pytorch/pytorch-2.9-python311/", "/docs/", "/docs/overview/",
+        "/",
+        "/architectures/",
+        "/architectures/sm61/",
+        "/architectures/sm90/",
+        "/isas/",
+        "/isas/avx/",
+        "/isas/armv9/",
+        "/branches/",
+        "/branches/build-pytorch/main/",
+        "/branches/build-pytorch/pytorch-2.9-python311/",
+        "/docs/",
+        "/docs/overview/",
     ],
 )
 def test_reference_page_query_count_is_constant(client, django_assert_max_num_queries, url):
@@ -384,7 +427,9 @@ def test_reference_page_query_count_is_constant(client, django_assert_max_num_qu
         assert client.get(url).status_code == 200
 
 
-def test_branch_page_query_count_does_not_grow_with_builds_or_variants(client, django_assert_num_queries):
+def test_branch_page_query_count_does_not_grow_with_builds_or_variants(
+    client, django_assert_num_queries
+):
     url = "/branches/build-pytorch/main/"
     client.get(url)
     from django.db import connection
@@ -393,7 +438,9 @@ def test_branch_page_query_count_does_not_grow_with_builds_or_variants(client, d
     with CaptureQueriesContext(connection) as before:
         client.get(url)
     for v in Variant.objects.filter(branch__name="main", branch__repository="build-pytorch")[:10]:
-        BuildRecord.objects.create(variant=v, status="built", started_at=datetime(2025, 1, 1, tzinfo=timezone.utc))
+        BuildRecord.objects.create(
+            variant=v, status="built", started_at=datetime(2025, 1, 1, tzinfo=UTC)
+        )
     with django_assert_num_queries(len(before.captured_queries)):
         client.get(url)
 

@@ -7,6 +7,7 @@ main (default) < pytorch-2.9-python313 (recommended general-purpose) < 2.8-pytho
 
 This module also checks the snapshot itself, so a broken fixture fails loudly.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,23 +24,69 @@ from catalog.recommend import (
 
 AVX512 = ("-mavx512f", "-mavx512dq", "-mavx512vl", "-mavx512bw", "-mfma")
 ISAS = (
-    IsaInfo("avx", "AVX", "x86_64", 10, ("-mavx",), ("avx",),
-            "Intel Sandy Bridge+ (2011+), AMD Bulldozer+ (2011+)"),
-    IsaInfo("avx2", "AVX2", "x86_64", 20, ("-mavx2", "-mfma", "-mf16c"), ("avx2", "fma", "f16c"),
-            "Intel Haswell+ (2013+), AMD Zen 1+ (2017+)"),
-    IsaInfo("avx512", "AVX-512", "x86_64", 30, AVX512,
-            ("avx512f", "avx512dq", "avx512vl", "avx512bw", "fma"),
-            "Intel Skylake-X+ (2017+), AMD Zen 4+ (2022+)"),
-    IsaInfo("avx512bf16", "AVX-512 BF16", "x86_64", 40, AVX512[:4] + ("-mavx512bf16", "-mfma"),
-            ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_bf16", "fma"),
-            "Intel Cooper Lake+ (2020+), AMD Zen 4+ (2022+)"),
-    IsaInfo("avx512vnni", "AVX-512 VNNI", "x86_64", 41, AVX512[:4] + ("-mavx512vnni", "-mfma"),
-            ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni", "fma"),
-            "Intel Skylake-SP+ (2017+), AMD Zen 4+ (2022+)"),
-    IsaInfo("armv8_2", "ARMv8.2", "aarch64", 10, ("-march=armv8.2-a+fp16+dotprod",),
-            ("fphp", "asimdhp", "asimddp"), "ARM Neoverse N1, Cortex-A75+, AWS Graviton2"),
-    IsaInfo("armv9", "ARMv9", "aarch64", 20, ("-march=armv9-a+sve+sve2",), ("sve", "sve2"),
-            "NVIDIA Grace, ARM Neoverse V1/V2, Cortex-X2+, AWS Graviton3+"),
+    IsaInfo(
+        "avx",
+        "AVX",
+        "x86_64",
+        10,
+        ("-mavx",),
+        ("avx",),
+        "Intel Sandy Bridge+ (2011+), AMD Bulldozer+ (2011+)",
+    ),
+    IsaInfo(
+        "avx2",
+        "AVX2",
+        "x86_64",
+        20,
+        ("-mavx2", "-mfma", "-mf16c"),
+        ("avx2", "fma", "f16c"),
+        "Intel Haswell+ (2013+), AMD Zen 1+ (2017+)",
+    ),
+    IsaInfo(
+        "avx512",
+        "AVX-512",
+        "x86_64",
+        30,
+        AVX512,
+        ("avx512f", "avx512dq", "avx512vl", "avx512bw", "fma"),
+        "Intel Skylake-X+ (2017+), AMD Zen 4+ (2022+)",
+    ),
+    IsaInfo(
+        "avx512bf16",
+        "AVX-512 BF16",
+        "x86_64",
+        40,
+        AVX512[:4] + ("-mavx512bf16", "-mfma"),
+        ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_bf16", "fma"),
+        "Intel Cooper Lake+ (2020+), AMD Zen 4+ (2022+)",
+    ),
+    IsaInfo(
+        "avx512vnni",
+        "AVX-512 VNNI",
+        "x86_64",
+        41,
+        AVX512[:4] + ("-mavx512vnni", "-mfma"),
+        ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni", "fma"),
+        "Intel Skylake-SP+ (2017+), AMD Zen 4+ (2022+)",
+    ),
+    IsaInfo(
+        "armv8_2",
+        "ARMv8.2",
+        "aarch64",
+        10,
+        ("-march=armv8.2-a+fp16+dotprod",),
+        ("fphp", "asimdhp", "asimddp"),
+        "ARM Neoverse N1, Cortex-A75+, AWS Graviton2",
+    ),
+    IsaInfo(
+        "armv9",
+        "ARMv9",
+        "aarch64",
+        20,
+        ("-march=armv9-a+sve+sve2",),
+        ("sve", "sve2"),
+        "NVIDIA Grace, ARM Neoverse V1/V2, Cortex-X2+, AWS Graviton3+",
+    ),
 )
 
 ARCHITECTURES = (
@@ -91,8 +138,17 @@ GPU_MODELS = (
 PY_BRANCHES = (
     # name, pytorch, python, cudas, min_driver, default, preference, vllm, purpose
     ("main", "2.8.0", "3.13", ("12.8",), 550, True, 10, "", "Stable baseline"),
-    ("pytorch-2.9-python313", "2.9.1", "3.13", ("12.9",), 550, False, 20, "",
-     "Recommended general-purpose branch"),
+    (
+        "pytorch-2.9-python313",
+        "2.9.1",
+        "3.13",
+        ("12.9",),
+        550,
+        False,
+        20,
+        "",
+        "Recommended general-purpose branch",
+    ),
     ("pytorch-2.8-python312", "2.8.0", "3.12", ("12.8",), 550, False, 30, "", ""),
     ("pytorch-2.8-python311", "2.8.0", "3.11", ("12.8",), 550, False, 31, "", ""),
     ("pytorch-2.9-vllm-0.15.1", "2.9.1", "3.13", ("12.9", "12.8"), 550, False, 40, "0.15.1", ""),
@@ -110,18 +166,35 @@ PY_COVERAGE = {
     "pytorch-2.8-python312": ({"sm61": ("12.8",), **{sm: ("12.8",) for sm in BASE_SMS}}, CPU_MAIN),
     "pytorch-2.8-python311": ({"sm61": ("12.8",), **{sm: ("12.8",) for sm in BASE_SMS}}, CPU_MAIN),
     "pytorch-2.9-python313": (
-        {"sm61": ("12.9",), **{sm: ("12.9",) for sm in BASE_SMS}, "sm103": ("12.9",)}, CPU_FULL),
+        {"sm61": ("12.9",), **{sm: ("12.9",) for sm in BASE_SMS}, "sm103": ("12.9",)},
+        CPU_FULL,
+    ),
     "pytorch-2.9-vllm-0.15.1": (
         {"sm61": ("12.9", "12.8"), **{sm: ("12.9", "12.8") for sm in BASE_SMS}, "sm103": ("12.9",)},
-        CPU_MAIN),
+        CPU_MAIN,
+    ),
     "pytorch-2.9-vllm-0.14.0": (
-        {"sm61": ("12.9", "12.8"), "sm70": ("12.9", "12.8"),
-         **{sm: ("12.9", "12.8") for sm in BASE_SMS}, "sm103": ("12.9",)}, CPU_MAIN),
+        {
+            "sm61": ("12.9", "12.8"),
+            "sm70": ("12.9", "12.8"),
+            **{sm: ("12.9", "12.8") for sm in BASE_SMS},
+            "sm103": ("12.9",),
+        },
+        CPU_MAIN,
+    ),
     "pytorch-2.9-python311": (
-        {"sm61": ("12.9", "12.8"), "sm70": ("12.9", "12.8"),
-         **{sm: ("12.9", "12.8") for sm in BASE_SMS}, "sm103": ("12.9",)}, CPU_MAIN),
+        {
+            "sm61": ("12.9", "12.8"),
+            "sm70": ("12.9", "12.8"),
+            **{sm: ("12.9", "12.8") for sm in BASE_SMS},
+            "sm103": ("12.9",),
+        },
+        CPU_MAIN,
+    ),
     "pytorch-2.10-python313": (
-        {sm: ("13.0",) for sm in BASE_SMS + ("sm103", "sm110", "sm121")}, CPU_FULL),
+        {sm: ("13.0",) for sm in BASE_SMS + ("sm103", "sm110", "sm121")},
+        CPU_FULL,
+    ),
 }
 TV_BRANCHES = (
     ("main", "2.8.0", "0.23.0", "3.13", ("12.8",), 550, True, 10),
@@ -150,40 +223,58 @@ def _gpu_isas(sm, with_avx=True):
 def _variant(repo, branch, library, python, backend, cuda="", sm="", isa="", status="recipe"):
     pname = naming.compose(library, python, backend, cuda, sm, isa)
     platform = "aarch64-darwin" if backend == "mps" else _platform(isa)
-    return VariantInfo(pname, repo, branch, library, backend, platform, python, cuda, sm, isa, status)
+    return VariantInfo(
+        pname, repo, branch, library, backend, platform, python, cuda, sm, isa, status
+    )
 
 
 @functools.lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
     branches, variants = [], []
     for name, pt, py, cudas, drv, default, pref, vllm, purpose in PY_BRANCHES:
-        branches.append(BranchInfo("build-pytorch", name, pt, py, cudas, "", drv, default, pref, vllm, purpose))
+        branches.append(
+            BranchInfo("build-pytorch", name, pt, py, cudas, "", drv, default, pref, vllm, purpose)
+        )
         sms, cpu_isas = PY_COVERAGE[name]
         for sm, sm_cudas in sms.items():
             for cuda in sm_cudas:
                 for isa in _gpu_isas(sm):
-                    variants.append(_variant("build-pytorch", name, "pytorch", py, "cuda", cuda, sm, isa))
+                    variants.append(
+                        _variant("build-pytorch", name, "pytorch", py, "cuda", cuda, sm, isa)
+                    )
         for isa in cpu_isas:
             variants.append(_variant("build-pytorch", name, "pytorch", py, "cpu", isa=isa))
         variants.append(_variant("build-pytorch", name, "pytorch", py, "mps"))
         if name in ("main", "pytorch-2.8-python312", "pytorch-2.8-python311"):
             for lib in ("torchvision", "torchaudio"):
                 for sm in ("sm61", "sm75"):
-                    variants.append(_variant("build-pytorch", name, lib, py, "cuda", "12.8", sm, "avx"))
+                    variants.append(
+                        _variant("build-pytorch", name, lib, py, "cuda", "12.8", sm, "avx")
+                    )
     for name, pt, tv, py, cudas, drv, default, pref in TV_BRANCHES:
-        branches.append(BranchInfo("build-torchvision", name, pt, py, cudas, tv, drv, default, pref))
+        branches.append(
+            BranchInfo("build-torchvision", name, pt, py, cudas, tv, drv, default, pref)
+        )
         sms, cpu_isas = TV_COVERAGE[name]
         for sm, cuda in sms.items():
             isas = _gpu_isas(sm, with_avx=False) if sm != "sm61" else ("avx", "avx2")
             for isa in isas:
-                variants.append(_variant("build-torchvision", name, "torchvision", py, "cuda", cuda, sm, isa))
+                variants.append(
+                    _variant("build-torchvision", name, "torchvision", py, "cuda", cuda, sm, isa)
+                )
         for isa in cpu_isas:
             variants.append(_variant("build-torchvision", name, "torchvision", py, "cpu", isa=isa))
-    return Catalogue(variants=variants, branches=branches, architectures=ARCHITECTURES,
-                     gpu_models=GPU_MODELS, isas=ISAS)
+    return Catalogue(
+        variants=variants,
+        branches=branches,
+        architectures=ARCHITECTURES,
+        gpu_models=GPU_MODELS,
+        isas=ISAS,
+    )
 
 
 # -- checks on the snapshot itself ---------------------------------------------------------------
+
 
 def test_snapshot_counts_follow_the_seeds():
     cat = catalogue()
@@ -193,10 +284,14 @@ def test_snapshot_counts_follow_the_seeds():
     assert len([v for v in main if v.library == "pytorch" and v.backend == "cuda"]) == 2 + 7 * 7
     assert len([v for v in main if v.backend == "cpu"]) == 6
     assert {v.pname for v in main if v.library != "pytorch"} == {
-        "torchvision-python313-cuda12_8-sm61-avx", "torchvision-python313-cuda12_8-sm75-avx",
-        "torchaudio-python313-cuda12_8-sm61-avx", "torchaudio-python313-cuda12_8-sm75-avx",
+        "torchvision-python313-cuda12_8-sm61-avx",
+        "torchvision-python313-cuda12_8-sm75-avx",
+        "torchaudio-python313-cuda12_8-sm61-avx",
+        "torchaudio-python313-cuda12_8-sm75-avx",
     }
-    cuda13 = [v for v in cat.variants if v.repository == "build-torchvision" and v.branch == "cuda-13_0"]
+    cuda13 = [
+        v for v in cat.variants if v.repository == "build-torchvision" and v.branch == "cuda-13_0"
+    ]
     assert len(cuda13) == 12  # seed 003: cuda-13_0 has 12 variants
 
 

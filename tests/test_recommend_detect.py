@@ -3,6 +3,7 @@
 No database. Host outputs live in tests/data/hosts/<host>/ (h100-xeon is copied unedited from
 the shared samples; the others are realistic outputs written for these tests).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -29,6 +30,7 @@ def paste(host):
 
 # -- the engine is plain Python ------------------------------------------------------------------
 
+
 def test_importing_the_engine_does_not_import_django():
     code = (
         "import sys, catalog.recommend, catalog.recommend.engine, catalog.recommend.detect;"
@@ -36,8 +38,11 @@ def test_importing_the_engine_does_not_import_django():
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=Path(__file__).parent.parent,
-        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"},
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -51,6 +56,7 @@ def test_h100_xeon_samples_are_copied_unedited():
 
 # -- nvidia-smi ------------------------------------------------------------------------------------
 
+
 def test_nvidia_smi_table_gives_gpu_driver_and_cuda():
     facts = d.parse_nvidia_smi(read("h100-xeon", "nvidia-smi.txt"))
     assert facts.sources == ["nvidia-smi"]
@@ -63,7 +69,9 @@ def test_nvidia_smi_table_gives_gpu_driver_and_cuda():
 def test_nvidia_smi_table_lists_several_gpus_in_order():
     facts = d.parse_nvidia_smi(read("mixed-4090-3090", "nvidia-smi.txt"))
     assert [g.name for g in facts.gpus] == [
-        "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090",
+        "NVIDIA GeForce RTX 4090",
+        "NVIDIA GeForce RTX 3090",
+        "NVIDIA GeForce RTX 3090",
     ]
     assert facts.driver_version == "555.58.02" and facts.cuda_version == "12.5"
 
@@ -75,8 +83,10 @@ def test_old_nvidia_smi_layout_with_two_k80_dies():
 
 
 def test_nvidia_smi_that_cannot_reach_the_driver_is_recognised_with_a_note():
-    facts = d.detect("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                     "Make sure that the latest NVIDIA driver is installed and running.\n")
+    facts = d.detect(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+        "Make sure that the latest NVIDIA driver is installed and running.\n"
+    )
     assert facts.ok and facts.gpus == []
     assert any("could not talk to the NVIDIA driver" in n for n in facts.notes)
 
@@ -85,12 +95,18 @@ def test_query_csv_with_header_and_mib_units():
     facts = d.parse_nvidia_smi_csv(read("h100-xeon", "nvidia-smi-query.csv"))
     gpu = facts.gpus[0]
     assert (gpu.name, gpu.compute_capability, gpu.driver_version, gpu.memory_mib) == (
-        "NVIDIA H100 80GB HBM3", "9.0", "580.159.04", 81559)
+        "NVIDIA H100 80GB HBM3",
+        "9.0",
+        "580.159.04",
+        81559,
+    )
 
 
 def test_query_csv_without_header():
     facts = d.parse_nvidia_smi_csv(read("t4-cascadelake", "nvidia-smi-query.csv"))
-    assert [(g.name, g.compute_capability, g.memory_mib) for g in facts.gpus] == [("Tesla T4", "7.5", 15360)]
+    assert [(g.name, g.compute_capability, g.memory_mib) for g in facts.gpus] == [
+        ("Tesla T4", "7.5", 15360)
+    ]
     assert facts.driver_version == "550.54.15"
 
 
@@ -99,7 +115,10 @@ def test_query_csv_nounits_and_not_available_memory():
     assert (facts.gpus[0].compute_capability, facts.gpus[0].memory_mib) == ("8.0", 81920)
     spark = d.parse_nvidia_smi_csv(read("dgx-spark", "nvidia-smi-query.csv"))
     assert (spark.gpus[0].name, spark.gpus[0].compute_capability, spark.gpus[0].memory_mib) == (
-        "NVIDIA GB10", "12.1", None)
+        "NVIDIA GB10",
+        "12.1",
+        None,
+    )
 
 
 def test_query_csv_eight_identical_gpus_stay_eight():
@@ -111,7 +130,9 @@ def test_query_csv_eight_identical_gpus_stay_eight():
 def test_name_and_compute_cap_queries_pasted_one_after_the_other_pair_up():
     facts = d.detect("NVIDIA GeForce RTX 4090\nNVIDIA GeForce RTX 3090\n8.9\n8.6\n")
     assert [(g.name, g.compute_capability) for g in facts.gpus] == [
-        ("NVIDIA GeForce RTX 4090", "8.9"), ("NVIDIA GeForce RTX 3090", "8.6")]
+        ("NVIDIA GeForce RTX 4090", "8.9"),
+        ("NVIDIA GeForce RTX 3090", "8.6"),
+    ]
 
 
 def test_nvidia_smi_q_gives_name_driver_cuda_but_no_compute_capability():
@@ -130,14 +151,23 @@ def test_the_same_gpu_from_four_tools_is_one_gpu():
     assert facts.ok, facts.errors
     assert len(facts.gpus) == 1
     gpu = facts.gpus[0]
-    assert (gpu.name, gpu.compute_capability, gpu.memory_mib) == ("NVIDIA H100 80GB HBM3", "9.0", 81559)
+    assert (gpu.name, gpu.compute_capability, gpu.memory_mib) == (
+        "NVIDIA H100 80GB HBM3",
+        "9.0",
+        81559,
+    )
 
 
 # -- CPU tools ----------------------------------------------------------------------------------
 
+
 def test_lscpu_on_the_h100_xeon():
     facts = d.parse_lscpu(read("h100-xeon", "lscpu.txt"))
-    assert (facts.arch, facts.cpu_vendor, facts.cpu_model) == ("x86_64", "GenuineIntel", "Intel(R) Xeon(R) Processor")
+    assert (facts.arch, facts.cpu_vendor, facts.cpu_model) == (
+        "x86_64",
+        "GenuineIntel",
+        "Intel(R) Xeon(R) Processor",
+    )
     assert {"avx512f", "avx512_bf16", "avx512_vnni", "amx_tile"} <= facts.cpu_features
     assert facts.microarchitecture() == ("sapphirerapids", "Intel Sapphire Rapids")
 
@@ -196,7 +226,10 @@ def test_cortex_a53_is_named_from_its_part_id():
 
 
 def test_uname_a_and_m():
-    assert (d.parse_uname(read("graviton2", "uname.txt")).os, d.parse_uname(read("graviton2", "uname.txt")).arch) == ("linux", "aarch64")
+    assert (
+        d.parse_uname(read("graviton2", "uname.txt")).os,
+        d.parse_uname(read("graviton2", "uname.txt")).arch,
+    ) == ("linux", "aarch64")
     assert d.parse_uname("arm64\n").arch == "aarch64"
     mac = d.parse_uname(read("apple-m3", "uname-a.txt"))
     assert (mac.os, mac.arch) == ("darwin", "aarch64")
@@ -219,10 +252,18 @@ def test_sysctl_intel_mac_converts_darwin_feature_names():
 
 # -- the dispatcher -------------------------------------------------------------------------------
 
+
 def test_shared_sample_pasted_whole_is_recognised_tool_by_tool():
     facts = d.detect(paste("h100-xeon"))
     assert facts.ok and facts.notes == []
-    assert set(facts.sources) == {"nvidia-smi", "nvidia-smi --query-gpu", "lscpu", "/proc/cpuinfo", "uname", "os-release"}
+    assert set(facts.sources) == {
+        "nvidia-smi",
+        "nvidia-smi --query-gpu",
+        "lscpu",
+        "/proc/cpuinfo",
+        "uname",
+        "os-release",
+    }
     assert (facts.os, facts.arch, facts.distro) == ("linux", "x86_64", "Ubuntu 24.04.3 LTS")
     answers = facts.answers()
     assert answers["gpu"] == ["NVIDIA H100 80GB HBM3"] and answers["compute_cap"] == ["9.0"]
@@ -239,7 +280,9 @@ def test_every_host_paste_is_recognised_without_errors(host):
 
 def test_crlf_and_ansi_colour_are_tolerated():
     text = read("t4-cascadelake", "lscpu.txt").replace("\n", "\r\n")
-    assert d.detect("\x1b[1m" + text + "\x1b[0m").cpu_model.startswith("Intel(R) Xeon(R) Platinum 8259CL")
+    assert d.detect("\x1b[1m" + text + "\x1b[0m").cpu_model.startswith(
+        "Intel(R) Xeon(R) Platinum 8259CL"
+    )
 
 
 def test_bytes_are_accepted_as_utf8():
@@ -257,8 +300,11 @@ def test_bytes_are_accepted_as_utf8():
         (b"\xff\xfe\xfa not utf8", "not UTF-8"),
         ("x" * 262_145, "262,144 bytes"),
         (b"y" * 300_000, "262,144 bytes"),
-        ("Hello, I have a fast computer with a big GPU.\nPlease help!\n", "does not look like output"),
-        ("{\"gpu\": \"H100\"}", "does not look like output"),
+        (
+            "Hello, I have a fast computer with a big GPU.\nPlease help!\n",
+            "does not look like output",
+        ),
+        ('{"gpu": "H100"}', "does not look like output"),
         (12345, "Expected text"),
     ],
 )
@@ -296,13 +342,21 @@ def test_truncated_and_garbled_tool_output_does_not_raise():
 
 
 def test_each_parser_returns_empty_facts_on_foreign_input():
-    for parser in (d.parse_nvidia_smi, d.parse_nvidia_smi_q, d.parse_nvidia_smi_csv, d.parse_lscpu,
-                   d.parse_cpuinfo, d.parse_uname, d.parse_sysctl):
+    for parser in (
+        d.parse_nvidia_smi,
+        d.parse_nvidia_smi_q,
+        d.parse_nvidia_smi_csv,
+        d.parse_lscpu,
+        d.parse_cpuinfo,
+        d.parse_uname,
+        d.parse_sysctl,
+    ):
         facts = parser("nothing to see here\n")
         assert facts.sources == [] and facts.gpus == [] and not facts.cpu_features
 
 
 # -- GPU names -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "name, normal",

@@ -4,6 +4,7 @@ The catalogue is the hand-made snapshot in test_recommend_catalogue.py. CPU flag
 archspec's microarchitecture tables (real feature lists) or from the host outputs in
 tests/data/hosts/.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,7 @@ from pathlib import Path
 import archspec.cpu
 import pytest
 
-from catalog.recommend import Catalogue, detect_hardware, recommend
-from catalog.recommend import rules, steps
+from catalog.recommend import Catalogue, detect_hardware, recommend, rules, steps
 from catalog.recommend.answers import normalise
 from tests.test_recommend_catalogue import catalogue
 
@@ -63,10 +63,13 @@ def text(rec):
 # Seed 001, "Example Use Cases"
 # =================================================================================================
 
+
 def test_scenario_1_rtx3090_i9_12900k_flags_win_over_the_seed():
     # The seed: `lscpu | grep avx512f  # ✓ Found AVX-512` → sm86-avx512. An i9-12900K has no
     # AVX-512 (fused off), so its flags give AVX2, and the claim gets a warning.
-    rec = linux_x86(ALDER_LAKE, gpu="NVIDIA GeForce RTX 3090", isa="avx512", cpu_vendor="GenuineIntel")
+    rec = linux_x86(
+        ALDER_LAKE, gpu="NVIDIA GeForce RTX 3090", isa="avx512", cpu_vendor="GenuineIntel"
+    )
     assert rec.ok
     assert rec.variant.pname == "pytorch-python313-cuda12_8-sm86-avx2"
     assert (rec.variant.repository, rec.variant.branch) == ("build-pytorch", "main")
@@ -98,7 +101,14 @@ def test_scenario_3_development_laptop_without_gpu():
 def test_scenario_4_graviton3_h100_gets_armv8_2_not_armv9():
     # The seed: `lscpu | grep sve2  # ✓ Found (Graviton3 has SVE2)` → sm90-armv9. Neoverse V1
     # has SVE but no SVE2, and the armv9 build is compiled with +sve2.
-    rec = ask(os="linux", arch="aarch64", gpu="H100", cpu_flags=GRAVITON3, cpu_parts=["0xd40"], isa="armv9")
+    rec = ask(
+        os="linux",
+        arch="aarch64",
+        gpu="H100",
+        cpu_flags=GRAVITON3,
+        cpu_parts=["0xd40"],
+        isa="armv9",
+    )
     assert rec.variant.pname == "pytorch-python313-cuda12_8-sm90-armv8_2"
     assert rec.variant.platform == "aarch64-linux"
     assert any("sve2" in w and "ARMv9" in w for w in rec.warnings)
@@ -122,6 +132,7 @@ def test_scenario_5_from_pasted_sysctl_and_uname():
 # =================================================================================================
 # Seed 001, "Default Recommendations"
 # =================================================================================================
+
 
 def test_default_development_testing_is_cpu_avx2_on_an_avx2_machine():
     assert linux_x86(ZEN3, has_gpu="no").variant.pname == "pytorch-python313-cpu-avx2"
@@ -167,6 +178,7 @@ def test_default_int8_inference_server_is_avx512vnni(gpu, sm):
 # =================================================================================================
 # CPU ISA rules
 # =================================================================================================
+
 
 def test_isa_is_allowed_only_when_the_cpu_has_every_feature_its_flags_need():
     # avx2 needs fma and f16c too: a tool's flag list without fma (taken as it is) rules AVX2 out
@@ -232,7 +244,10 @@ def test_an_isa_answer_without_flags_stands_for_the_cpu():
 
 def test_avx_only_cpu_without_gpu_moves_to_a_branch_with_a_cpu_avx_build():
     rec = linux_x86(IVY_BRIDGE, has_gpu="no")
-    assert (rec.variant.branch, rec.variant.pname) == ("pytorch-2.9-python313", "pytorch-python313-cpu-avx")
+    assert (rec.variant.branch, rec.variant.pname) == (
+        "pytorch-2.9-python313",
+        "pytorch-python313-cpu-avx",
+    )
     assert any("default branch" in r for r in rec.reasons)
 
 
@@ -240,9 +255,14 @@ def test_avx_only_cpu_without_gpu_moves_to_a_branch_with_a_cpu_avx_build():
 # Branch and CUDA rules
 # =================================================================================================
 
+
 def test_no_constraint_gives_the_default_branch():
     rec = linux_x86(CASCADE_LAKE, gpu="A100")
-    assert (rec.variant.branch, rec.variant.cuda_version, rec.variant.python_version) == ("main", "12.8", "3.13")
+    assert (rec.variant.branch, rec.variant.cuda_version, rec.variant.python_version) == (
+        "main",
+        "12.8",
+        "3.13",
+    )
     assert rec.variant.pytorch_version == "2.8.0"
     assert any("default branch" in r for r in rec.reasons)
 
@@ -258,7 +278,9 @@ def test_sm70_goes_to_a_branch_that_builds_it():
     rec = linux_x86(CASCADE_LAKE, gpu="Tesla V100-SXM2-16GB")
     assert rec.variant.branch == "pytorch-2.9-vllm-0.14.0"
     assert rec.variant.pname.startswith("pytorch-python312-cuda12_9-sm70-")
-    assert any("built only on pytorch-2.9-vllm-0.14.0, pytorch-2.9-python311" in r for r in rec.reasons)
+    assert any(
+        "built only on pytorch-2.9-vllm-0.14.0, pytorch-2.9-python311" in r for r in rec.reasons
+    )
 
 
 def test_sm70_with_python_311_goes_to_pytorch_2_9_python311():
@@ -278,7 +300,9 @@ def test_sm70_with_python_313_has_no_build_and_offers_the_unconstrained_one():
 def test_sm103_b300_goes_to_the_preferred_branch_that_builds_it():
     rec = host("b300-xeon")
     assert (rec.variant.branch, rec.variant.pname) == (
-        "pytorch-2.9-python313", "pytorch-python313-cuda12_9-sm103-avx512")
+        "pytorch-2.9-python313",
+        "pytorch-python313-cuda12_9-sm103-avx512",
+    )
     assert "8 of this model" in rec.reasons[1]
 
 
@@ -333,11 +357,16 @@ def test_two_cuda_branch_picks_the_newest_the_driver_allows(driver, cuda):
     rec = linux_x86(CASCADE_LAKE, gpu="A100", vllm="0.15.1", driver_version=driver)
     assert rec.variant.cuda_version == cuda
     other = "12.8" if cuda == "12.9" else "12.9"
-    assert any(a.pname == f"pytorch-python313-cuda{other.replace('.', '_')}-sm80-avx512" for a in rec.alternatives)
+    assert any(
+        a.pname == f"pytorch-python313-cuda{other.replace('.', '_')}-sm80-avx512"
+        for a in rec.alternatives
+    )
 
 
 def test_nvidia_smi_cuda_version_decides_over_the_driver_table():
-    rec = linux_x86(CASCADE_LAKE, gpu="A100", vllm="0.15.1", driver_version="580.82.07", driver_cuda="12.8")
+    rec = linux_x86(
+        CASCADE_LAKE, gpu="A100", vllm="0.15.1", driver_version="580.82.07", driver_cuda="12.8"
+    )
     assert rec.variant.cuda_version == "12.8"
 
 
@@ -345,7 +374,10 @@ def test_two_cuda_branch_without_driver_takes_the_newest_and_mentions_the_other(
     rec = linux_x86(CASCADE_LAKE, gpu="A100", vllm="0.15.1")
     assert rec.variant.cuda_version == "12.9"
     assert any("12.9 and 12.8" in r for r in rec.reasons)
-    assert any(a.pname == "pytorch-python313-cuda12_8-sm80-avx512" and "CUDA 12.8" in a.why for a in rec.alternatives)
+    assert any(
+        a.pname == "pytorch-python313-cuda12_8-sm80-avx512" and "CUDA 12.8" in a.why
+        for a in rec.alternatives
+    )
 
 
 def test_old_driver_warns_with_the_version_needed():
@@ -355,7 +387,9 @@ def test_old_driver_warns_with_the_version_needed():
     assert any("535.183.01" in w and "550" in w for w in rec.warnings)
 
 
-@pytest.mark.parametrize("driver, cuda", [("470.239.06", "11.4"), ("515.65.01", "11.7"), ("460.32.03", "11.2")])
+@pytest.mark.parametrize(
+    "driver, cuda", [("470.239.06", "11.4"), ("515.65.01", "11.7"), ("460.32.03", "11.2")]
+)
 def test_an_old_driver_is_said_to_support_the_cuda_it_does(driver, cuda):
     # NVIDIA's table: driver 470 runs up to CUDA 11.4, not 11.0.
     rec = linux_x86(SAPPHIRE_RAPIDS, gpu="H100", driver_version=driver)
@@ -377,6 +411,7 @@ def test_cuda_13_build_on_a_cuda_12_driver_warns():
 # Hardware no branch supports
 # =================================================================================================
 
+
 @pytest.mark.parametrize(
     "answers, words",
     [
@@ -395,7 +430,12 @@ def test_unsupported_gpu_gets_no_variant_and_the_cpu_build_instead(answers, word
 
 
 def test_jetson_orin_on_arm_gets_no_build_and_the_arm_cpu_build():
-    rec = ask(os="linux", arch="aarch64", gpu="Jetson AGX Orin", cpu_flags=flags("cortex_a72") + ["fphp", "asimdhp", "asimddp"])
+    rec = ask(
+        os="linux",
+        arch="aarch64",
+        gpu="Jetson AGX Orin",
+        cpu_flags=flags("cortex_a72") + ["fphp", "asimdhp", "asimddp"],
+    )
     assert rec.variant is None
     assert "8.7" in text(rec)
     assert rec.alternatives[0].pname == "pytorch-python313-cpu-armv8_2"
@@ -418,6 +458,7 @@ def test_intel_mac_has_no_build():
 # =================================================================================================
 # GPU names, several GPUs, libraries
 # =================================================================================================
+
 
 @pytest.mark.parametrize(
     "name, sm",
@@ -444,7 +485,9 @@ def test_several_distinct_gpus_get_one_recommendation_each():
     rec = host("mixed-4090-3090")
     assert rec.ok and rec.variant is None
     assert [r.variant.pname for r in rec.per_gpu] == [
-        "pytorch-python313-cuda12_8-sm89-avx2", "pytorch-python313-cuda12_8-sm86-avx2"]
+        "pytorch-python313-cuda12_8-sm89-avx2",
+        "pytorch-python313-cuda12_8-sm86-avx2",
+    ]
     assert "RTX 4090" in rec.per_gpu[0].gpu and "RTX 3090" in rec.per_gpu[1].gpu
     assert any("one recommendation per GPU model" in r for r in rec.reasons)
     assert "×2" in text(rec)
@@ -459,7 +502,10 @@ def test_several_gpus_of_one_architecture_share_one_build():
 def test_torchaudio_exists_for_sm61_with_avx():
     rec = host("pascal-ivybridge", library="torchaudio")
     assert (rec.variant.repository, rec.variant.branch, rec.variant.pname) == (
-        "build-pytorch", "main", "torchaudio-python313-cuda12_8-sm61-avx")
+        "build-pytorch",
+        "main",
+        "torchaudio-python313-cuda12_8-sm61-avx",
+    )
 
 
 def test_torchaudio_for_an_h100_has_no_build_and_offers_pytorch():
@@ -472,12 +518,18 @@ def test_torchaudio_for_an_h100_has_no_build_and_offers_pytorch():
 def test_torchvision_for_an_h100_comes_from_build_torchvision():
     rec = linux_x86(SAPPHIRE_RAPIDS, gpu="H100", library="torchvision")
     assert (rec.variant.repository, rec.variant.branch, rec.variant.pname) == (
-        "build-torchvision", "main", "torchvision-python313-cuda12_8-sm90-avx512")
+        "build-torchvision",
+        "main",
+        "torchvision-python313-cuda12_8-sm90-avx512",
+    )
 
 
 def test_torchvision_for_t4_with_avx_only_cpu_is_the_build_pytorch_companion():
     rec = linux_x86(IVY_BRIDGE, gpu="T4", library="torchvision")
-    assert (rec.variant.repository, rec.variant.pname) == ("build-pytorch", "torchvision-python313-cuda12_8-sm75-avx")
+    assert (rec.variant.repository, rec.variant.pname) == (
+        "build-pytorch",
+        "torchvision-python313-cuda12_8-sm75-avx",
+    )
 
 
 @pytest.mark.parametrize("gpu, branch", [("GB10", "cuda-13_0"), ("B300", "cuda-12_9")])
@@ -496,30 +548,113 @@ def test_torchvision_on_a_mac_has_no_build_and_offers_pytorch_mps():
 # Bad and contradictory answers
 # =================================================================================================
 
+
 @pytest.mark.parametrize(
     "answers, words",
     [
         ({"os": "darwin", "arch": "aarch64", "gpu": "H100"}, "macOS with an NVIDIA GPU"),
         ({"os": "darwin", "arch": "aarch64", "has_gpu": "yes"}, "macOS with an NVIDIA GPU"),
-        ({"os": "linux", "arch": "aarch64", "cpu_flags": "avx avx2 fma", "has_gpu": "no"}, "x86_64 CPU"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "fp asimd sve sve2", "has_gpu": "no"}, "aarch64 CPU"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx", "workload": "gaming"}, "Unknown workload"),
+        (
+            {"os": "linux", "arch": "aarch64", "cpu_flags": "avx avx2 fma", "has_gpu": "no"},
+            "x86_64 CPU",
+        ),
+        (
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "fp asimd sve sve2", "has_gpu": "no"},
+            "aarch64 CPU",
+        ),
+        (
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "avx", "workload": "gaming"},
+            "Unknown workload",
+        ),
         ({"os": "windows"}, "no Windows builds"),
         ({"os": "solaris"}, "Unknown operating system"),
         ({"os": "linux", "arch": "riscv64"}, "Unknown CPU architecture"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": "Tesla T4", "compute_capability": "8.6"}, "Contradictory"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "gpu": "T4"}, "Contradictory"),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "gpu": "Tesla T4",
+                "compute_capability": "8.6",
+            },
+            "Contradictory",
+        ),
+        (
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "gpu": "T4"},
+            "Contradictory",
+        ),
         ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": "Voodoo 5"}, "Unknown GPU"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "compute_capability": "nine"}, "MAJOR.MINOR"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "gpu": "T4", "driver_version": "latest"}, "Driver version"),
+        (
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "compute_capability": "nine"},
+            "MAJOR.MINOR",
+        ),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "gpu": "T4",
+                "driver_version": "latest",
+            },
+            "Driver version",
+        ),
         ({"os": "linux", "arch": "x86_64", "isa": "armv9", "has_gpu": "no"}, "aarch64 ISA"),
         ({"os": "linux", "arch": "x86_64", "isa": "sse9", "has_gpu": "no"}, "Unknown CPU ISA"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "library": "jax"}, "Unknown library"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "python": "3.10"}, "No branch builds Python 3.10"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "vllm": "0.15.1", "python": "3.11"}, "No branch combines"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "branch": "nope"}, "No branch 'nope'"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "no", "repository": "build-torchvision"}, "does not build pytorch"),
-        ({"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "maybe"}, "choose yes, no or unknown"),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "has_gpu": "no",
+                "library": "jax",
+            },
+            "Unknown library",
+        ),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "has_gpu": "no",
+                "python": "3.10",
+            },
+            "No branch builds Python 3.10",
+        ),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "has_gpu": "no",
+                "vllm": "0.15.1",
+                "python": "3.11",
+            },
+            "No branch combines",
+        ),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "has_gpu": "no",
+                "branch": "nope",
+            },
+            "No branch 'nope'",
+        ),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "cpu_flags": "avx2",
+                "has_gpu": "no",
+                "repository": "build-torchvision",
+            },
+            "does not build pytorch",
+        ),
+        (
+            {"os": "linux", "arch": "x86_64", "cpu_flags": "avx2", "has_gpu": "maybe"},
+            "choose yes, no or unknown",
+        ),
     ],
 )
 def test_bad_answers_give_a_clear_error_not_an_exception(answers, words):
@@ -528,8 +663,19 @@ def test_bad_answers_give_a_clear_error_not_an_exception(answers, words):
     assert any(words in e.message for e in rec.errors), rec.errors
 
 
-@pytest.mark.parametrize("raw", [None, [], "linux", 42, {"os": None}, {"cpu_flags": 3.5, "os": "linux"},
-                                 {"gpus": "H100", "os": "linux"}, {"gpus": [None, 3], "os": "linux"}])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        [],
+        "linux",
+        42,
+        {"os": None},
+        {"cpu_flags": 3.5, "os": "linux"},
+        {"gpus": "H100", "os": "linux"},
+        {"gpus": [None, 3], "os": "linux"},
+    ],
+)
 def test_garbage_never_raises(raw):
     rec = recommend(raw, catalogue())
     assert not rec.ok
@@ -537,7 +683,9 @@ def test_garbage_never_raises(raw):
 
 
 def test_an_empty_catalogue_gives_no_variant_without_raising():
-    rec = recommend({"os": "linux", "arch": "x86_64", "cpu_flags": HASWELL, "has_gpu": "no"}, Catalogue())
+    rec = recommend(
+        {"os": "linux", "arch": "x86_64", "cpu_flags": HASWELL, "has_gpu": "no"}, Catalogue()
+    )
     assert rec.variant is None
 
 
@@ -556,8 +704,18 @@ def test_arch_is_inferred_from_the_flags_on_linux():
 
 def test_result_is_json_serialisable_with_every_field():
     data = json.loads(json.dumps(host("h100-xeon").to_dict()))
-    assert set(data) == {"ok", "variant", "reasons", "warnings", "alternatives", "detected", "errors",
-                         "per_gpu", "gpu", "next_step"}
+    assert set(data) == {
+        "ok",
+        "variant",
+        "reasons",
+        "warnings",
+        "alternatives",
+        "detected",
+        "errors",
+        "per_gpu",
+        "gpu",
+        "next_step",
+    }
     assert data["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
     assert {"pname", "repository", "branch", "why"} == set(data["alternatives"][0])
 
@@ -565,7 +723,15 @@ def test_result_is_json_serialisable_with_every_field():
 def test_one_reason_per_step_taken():
     rec = linux_x86(CASCADE_LAKE, gpu="A100", vllm="0.15.1")
     joined = " | ".join(rec.reasons)
-    for words in ("Linux on x86_64", "NVIDIA GPU", "SM80", "The CPU", "order of preference", "vLLM 0.15.1", "CUDA 12.9"):
+    for words in (
+        "Linux on x86_64",
+        "NVIDIA GPU",
+        "SM80",
+        "The CPU",
+        "order of preference",
+        "vLLM 0.15.1",
+        "CUDA 12.9",
+    ):
         assert words in joined
 
 
@@ -573,8 +739,17 @@ def test_one_reason_per_step_taken():
 # The tree as data
 # =================================================================================================
 
+
 def test_steps_follow_the_seed_decision_tree():
-    assert [s.id for s in steps.STEPS] == ["os", "arch", "gpu", "gpu_model", "cpu", "workload", "constraints"]
+    assert [s.id for s in steps.STEPS] == [
+        "os",
+        "arch",
+        "gpu",
+        "gpu_model",
+        "cpu",
+        "workload",
+        "constraints",
+    ]
     for step in steps.STEPS:
         assert step.question.endswith(("?", ")")) and step.fields
     workload = steps.FIELDS["workload"]
@@ -599,12 +774,30 @@ def test_isa_preference_is_data_and_each_slug_exists():
         ({"os": "linux", "arch": "x86_64", "has_gpu": "no"}, "cpu"),
         ({"os": "linux", "arch": "x86_64", "gpu": "H100"}, "cpu"),
         ({"os": "linux", "arch": "x86_64", "has_gpu": "no", "cpu_flags": "avx2"}, "workload"),
-        ({"os": "linux", "arch": "x86_64", "has_gpu": "no", "isa": "avx2", "workload": "general"}, "constraints"),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "has_gpu": "no",
+                "isa": "avx2",
+                "workload": "general",
+            },
+            "constraints",
+        ),
         ({"os": "darwin"}, "arch"),
         ({"os": "darwin", "arch": "aarch64"}, "constraints"),
         ({"os": "darwin", "arch": "aarch64", "library": ""}, None),
-        ({"os": "linux", "arch": "x86_64", "has_gpu": "no", "isa": "avx2", "workload": "general",
-          "python": ""}, None),
+        (
+            {
+                "os": "linux",
+                "arch": "x86_64",
+                "has_gpu": "no",
+                "isa": "avx2",
+                "workload": "general",
+                "python": "",
+            },
+            None,
+        ),
     ],
 )
 def test_next_step_walks_the_tree(answers, step):
@@ -628,40 +821,109 @@ def test_the_default_branch_wins_over_a_lower_preference_number():
 
     cat = catalogue()
     branches = [replace(b, preference=99) if b.is_default else b for b in cat.branches]
-    shuffled = Catalogue(variants=cat.variants, branches=branches, architectures=cat.architectures,
-                         gpu_models=cat.gpu_models, isas=cat.isas)
-    rec = recommend({"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"}, shuffled)
+    shuffled = Catalogue(
+        variants=cat.variants,
+        branches=branches,
+        architectures=cat.architectures,
+        gpu_models=cat.gpu_models,
+        isas=cat.isas,
+    )
+    rec = recommend(
+        {"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"}, shuffled
+    )
     assert rec.variant.branch == "main"
     # Without a default, the lowest preference wins.
     branches = [replace(b, is_default=False) for b in cat.branches]
-    no_default = Catalogue(variants=cat.variants, branches=branches, architectures=cat.architectures,
-                           gpu_models=cat.gpu_models, isas=cat.isas)
-    rec = recommend({"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"}, no_default)
+    no_default = Catalogue(
+        variants=cat.variants,
+        branches=branches,
+        architectures=cat.architectures,
+        gpu_models=cat.gpu_models,
+        isas=cat.isas,
+    )
+    rec = recommend(
+        {"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"}, no_default
+    )
     assert rec.variant.branch == "main"  # preference 10 is the lowest
-    branches = [replace(b, is_default=False, preference=99) if b.name == "main" else replace(b, is_default=False)
-                for b in cat.branches]
-    rec = recommend({"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"},
-                    Catalogue(variants=cat.variants, branches=branches, architectures=cat.architectures,
-                              gpu_models=cat.gpu_models, isas=cat.isas))
+    branches = [
+        replace(b, is_default=False, preference=99)
+        if b.name == "main"
+        else replace(b, is_default=False)
+        for b in cat.branches
+    ]
+    rec = recommend(
+        {"os": "linux", "arch": "x86_64", "cpu_flags": CASCADE_LAKE, "gpu": "A100"},
+        Catalogue(
+            variants=cat.variants,
+            branches=branches,
+            architectures=cat.architectures,
+            gpu_models=cat.gpu_models,
+            isas=cat.isas,
+        ),
+    )
     assert rec.variant.branch == "pytorch-2.9-python313"
 
 
 def test_snapshot_builds_from_orm_like_objects():
     from types import SimpleNamespace as NS
 
-    branch = NS(repository="build-pytorch", name="main", pytorch_version="2.8.0", python_version="3.13",
-                cuda_versions=["12.8"], torchvision_version="", min_driver=550, is_default=True,
-                preference=10, purpose="Stable baseline")  # no vllm_version yet: read as ""
-    arch = NS(sm="sm90", compute_capability="9.0", name="Hopper", min_driver=525, min_cuda="11.8", max_cuda="")
-    isa = NS(slug="avx2", label="AVX2", arch="x86_64", rank=20, compiler_flags=["-mavx2", "-mfma", "-mf16c"],
-             required_features=["avx2", "fma", "f16c"], hardware="Intel Haswell+")
-    variant = NS(pname="pytorch-python313-cuda12_8-sm90-avx2", branch=branch, library="pytorch", backend="cuda",
-                 platform="x86_64-linux", python_version="3.13", cuda_version="12.8", gpu_arch=arch, cpu_isa=isa,
-                 status="built")
+    branch = NS(
+        repository="build-pytorch",
+        name="main",
+        pytorch_version="2.8.0",
+        python_version="3.13",
+        cuda_versions=["12.8"],
+        torchvision_version="",
+        min_driver=550,
+        is_default=True,
+        preference=10,
+        purpose="Stable baseline",
+    )  # no vllm_version yet: read as ""
+    arch = NS(
+        sm="sm90",
+        compute_capability="9.0",
+        name="Hopper",
+        min_driver=525,
+        min_cuda="11.8",
+        max_cuda="",
+    )
+    isa = NS(
+        slug="avx2",
+        label="AVX2",
+        arch="x86_64",
+        rank=20,
+        compiler_flags=["-mavx2", "-mfma", "-mf16c"],
+        required_features=["avx2", "fma", "f16c"],
+        hardware="Intel Haswell+",
+    )
+    variant = NS(
+        pname="pytorch-python313-cuda12_8-sm90-avx2",
+        branch=branch,
+        library="pytorch",
+        backend="cuda",
+        platform="x86_64-linux",
+        python_version="3.13",
+        cuda_version="12.8",
+        gpu_arch=arch,
+        cpu_isa=isa,
+        status="built",
+    )
     model = NS(name="H100", aliases=["NVIDIA H100 80GB HBM3"], architecture=arch)
-    cat = Catalogue.from_objects(variants=[variant], branches=[branch], architectures=[arch],
-                                 gpu_models=[model], isas=[isa])
+    cat = Catalogue.from_objects(
+        variants=[variant], branches=[branch], architectures=[arch], gpu_models=[model], isas=[isa]
+    )
     assert cat.branch("build-pytorch", "main").vllm_version == ""
-    rec = recommend({"os": "linux", "arch": "x86_64", "cpu_flags": HASWELL, "gpu": "NVIDIA H100 80GB HBM3",
-                     "driver_version": "580.1"}, cat)
-    assert rec.variant.pname == "pytorch-python313-cuda12_8-sm90-avx2" and rec.variant.status == "built"
+    rec = recommend(
+        {
+            "os": "linux",
+            "arch": "x86_64",
+            "cpu_flags": HASWELL,
+            "gpu": "NVIDIA H100 80GB HBM3",
+            "driver_version": "580.1",
+        },
+        cat,
+    )
+    assert (
+        rec.variant.pname == "pytorch-python313-cuda12_8-sm90-avx2"
+        and rec.variant.status == "built"
+    )

@@ -1,4 +1,5 @@
 """The loaded catalogue holds everything the seeds state."""
+
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,10 @@ def seed_names(filename):
 def test_variant_counts_per_branch_match_the_seeds():
     counts = {(b.repository, b.name): b.n for b in Branch.objects.annotate(n=Count("variants"))}
     assert counts == DERIVED_COUNTS
-    assert all(b.stated_variant_count == STATED_COUNTS[(b.repository, b.name)] for b in Branch.objects.all())
+    assert all(
+        b.stated_variant_count == STATED_COUNTS[(b.repository, b.name)]
+        for b in Branch.objects.all()
+    )
 
 
 @pytest.mark.parametrize(
@@ -50,33 +54,69 @@ def test_variant_counts_per_branch_match_the_seeds():
 def test_every_name_the_seeds_list_exists_exactly(repository, branch, filename, expected):
     listed = seed_names(filename)
     assert len(listed) == expected
-    stored = set(Variant.objects.filter(branch__repository=repository, branch__name=branch).values_list("pname", flat=True))
+    stored = set(
+        Variant.objects.filter(branch__repository=repository, branch__name=branch).values_list(
+            "pname", flat=True
+        )
+    )
     assert stored == listed
 
 
 def test_python_variants_of_main_mirror_main():
-    main = {n.replace("python313", "") for n in Variant.objects.filter(branch__repository="build-pytorch", branch__name="main").values_list("pname", flat=True)}
-    for name, tag in (("pytorch-2.8-python312", "python312"), ("pytorch-2.8-python311", "python311")):
-        other = {n.replace(tag, "") for n in Variant.objects.filter(branch__name=name).values_list("pname", flat=True)}
+    main = {
+        n.replace("python313", "")
+        for n in Variant.objects.filter(
+            branch__repository="build-pytorch", branch__name="main"
+        ).values_list("pname", flat=True)
+    }
+    for name, tag in (
+        ("pytorch-2.8-python312", "python312"),
+        ("pytorch-2.8-python311", "python311"),
+    ):
+        other = {
+            n.replace(tag, "")
+            for n in Variant.objects.filter(branch__name=name).values_list("pname", flat=True)
+        }
         assert other == main
 
 
 def test_vllm_branches_build_sm103_on_cuda_12_9_only():
     for name in ("pytorch-2.9-vllm-0.15.1", "pytorch-2.9-vllm-0.14.0", "pytorch-2.9-python311"):
-        cudas = set(Variant.objects.filter(branch__name=name, gpu_arch__sm="sm103").values_list("cuda_version", flat=True))
+        cudas = set(
+            Variant.objects.filter(branch__name=name, gpu_arch__sm="sm103").values_list(
+                "cuda_version", flat=True
+            )
+        )
         assert cudas == {"12.9"}
-        both = set(Variant.objects.filter(branch__name=name, gpu_arch__sm="sm90").values_list("cuda_version", flat=True))
+        both = set(
+            Variant.objects.filter(branch__name=name, gpu_arch__sm="sm90").values_list(
+                "cuda_version", flat=True
+            )
+        )
         assert both == {"12.9", "12.8"}
 
 
 def test_sm70_only_on_the_branches_that_build_it():
-    branches = set(Variant.objects.filter(gpu_arch__sm="sm70").values_list("branch__name", flat=True))
+    branches = set(
+        Variant.objects.filter(gpu_arch__sm="sm70").values_list("branch__name", flat=True)
+    )
     assert branches == {"pytorch-2.9-vllm-0.14.0", "pytorch-2.9-python311"}
 
 
 def test_architectures_isas_and_models():
     assert list(GpuArchitecture.objects.values_list("sm", flat=True)) == [
-        "sm61", "sm70", "sm75", "sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121",
+        "sm61",
+        "sm70",
+        "sm75",
+        "sm80",
+        "sm86",
+        "sm89",
+        "sm90",
+        "sm100",
+        "sm103",
+        "sm110",
+        "sm120",
+        "sm121",
     ]
     sm121 = GpuArchitecture.objects.get(sm="sm121")
     assert (sm121.compute_capability, sm121.min_cuda, sm121.min_driver) == ("12.1", "12.9", 570)
@@ -84,7 +124,13 @@ def test_architectures_isas_and_models():
     h100 = GpuModel.objects.get(name="H100")
     assert "NVIDIA H100 80GB HBM3" in h100.aliases and h100.architecture.sm == "sm90"
     assert set(CpuIsa.objects.values_list("slug", flat=True)) == {
-        "avx", "avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9",
+        "avx",
+        "avx2",
+        "avx512",
+        "avx512bf16",
+        "avx512vnni",
+        "armv8_2",
+        "armv9",
     }
     avx512 = CpuIsa.objects.get(slug="avx512")
     assert avx512.compiler_flags == ["-mavx512f", "-mavx512dq", "-mavx512vl", "-mavx512bw", "-mfma"]
@@ -93,41 +139,86 @@ def test_architectures_isas_and_models():
 
 def test_branch_facts():
     main = Branch.objects.get(repository="build-pytorch", name="main")
-    assert (main.pytorch_version, main.python_version, main.cuda_versions, main.is_default) == ("2.8.0", "3.13", ["12.8"], True)
+    assert (main.pytorch_version, main.python_version, main.cuda_versions, main.is_default) == (
+        "2.8.0",
+        "3.13",
+        ["12.8"],
+        True,
+    )
     assert main.nixpkgs_pin == "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3"
     vllm = Branch.objects.get(name="pytorch-2.9-vllm-0.14.0")
-    assert (vllm.cuda_versions, vllm.cudnn_version, vllm.nixpkgs_pin, vllm.vllm_version) == (["12.9", "12.8"], "9.13.0", "46336d4", "0.14.0")
+    assert (vllm.cuda_versions, vllm.cudnn_version, vllm.nixpkgs_pin, vllm.vllm_version) == (
+        ["12.9", "12.8"],
+        "9.13.0",
+        "46336d4",
+        "0.14.0",
+    )
     tv = Branch.objects.get(repository="build-torchvision", name="cuda-12_9")
     assert (tv.torchvision_version, tv.pytorch_branch.name) == ("0.24.0", "pytorch-2.9-python313")
 
 
 def test_recipe_inputs_follow_the_hardware_rules():
-    sm61_avx = Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm61-avx")
+    sm61_avx = Variant.objects.get(
+        branch__name="main",
+        branch__repository="build-pytorch",
+        pname="pytorch-python313-cuda12_8-sm61-avx",
+    )
     assert sm61_avx.disabled_features == ["cudnn", "fbgemm", "mkldnn", "nnpack"]
-    sm61_avx2 = Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm61-avx2")
+    sm61_avx2 = Variant.objects.get(
+        branch__name="main",
+        branch__repository="build-pytorch",
+        pname="pytorch-python313-cuda12_8-sm61-avx2",
+    )
     assert sm61_avx2.disabled_features == ["cudnn"]
-    assert Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cuda12_8-sm90-avx512").disabled_features == []
+    assert (
+        Variant.objects.get(
+            branch__name="main",
+            branch__repository="build-pytorch",
+            pname="pytorch-python313-cuda12_8-sm90-avx512",
+        ).disabled_features
+        == []
+    )
     mps = Variant.objects.get(pname="pytorch-python313-darwin-mps", branch__name="main")
-    assert (mps.platform, mps.blas, mps.cpu_isa, mps.gpu_arch) == ("aarch64-darwin", "veclib", None, None)
+    assert (mps.platform, mps.blas, mps.cpu_isa, mps.gpu_arch) == (
+        "aarch64-darwin",
+        "veclib",
+        None,
+        None,
+    )
 
 
 def test_companions_link_to_their_pytorch():
-    companions = Variant.objects.exclude(library="pytorch").select_related("depends_on", "branch", "depends_on__branch")
+    companions = Variant.objects.exclude(library="pytorch").select_related(
+        "depends_on", "branch", "depends_on__branch"
+    )
     assert companions.count() == 12 + 44 + 57 + 4
     for c in companions:
         dep = c.depends_on
         assert dep.library == "pytorch"
         assert (dep.gpu_arch_id, dep.cpu_isa_id, dep.cuda_version, dep.python_version) == (
-            c.gpu_arch_id, c.cpu_isa_id, c.cuda_version, c.python_version,
+            c.gpu_arch_id,
+            c.cpu_isa_id,
+            c.cuda_version,
+            c.python_version,
         )
         expected_branch = c.branch.pytorch_branch or c.branch
         assert dep.branch_id == expected_branch.id
 
 
 def test_status_follows_the_seeds():
-    assert set(Variant.objects.filter(branch__name="pytorch-2.10-python313").values_list("status", flat=True)) == {"planned"}
-    assert set(Variant.objects.filter(branch__repository="build-torchvision", branch__name="cuda-13_0").values_list("status", flat=True)) == {"planned"}
-    assert set(Variant.objects.exclude(branch__nixpkgs_pin="").values_list("status", flat=True)) == {"recipe"}
+    assert set(
+        Variant.objects.filter(branch__name="pytorch-2.10-python313").values_list(
+            "status", flat=True
+        )
+    ) == {"planned"}
+    assert set(
+        Variant.objects.filter(
+            branch__repository="build-torchvision", branch__name="cuda-13_0"
+        ).values_list("status", flat=True)
+    ) == {"planned"}
+    assert set(
+        Variant.objects.exclude(branch__nixpkgs_pin="").values_list("status", flat=True)
+    ) == {"recipe"}
 
 
 def test_docs_and_claims_are_loaded():
@@ -150,7 +241,9 @@ def test_loading_the_fixtures_twice_changes_nothing():
 
 
 def test_reloading_keeps_a_status_set_by_builds():
-    v = Variant.objects.get(branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cpu-avx2")
+    v = Variant.objects.get(
+        branch__name="main", branch__repository="build-pytorch", pname="pytorch-python313-cpu-avx2"
+    )
     v.status = "built"
     v.save()
     load_catalogue()
@@ -167,18 +260,32 @@ def test_load_command_reports_unchanged_rows(capsys):
 def test_expand_matrix_rejects_duplicates_and_unknown_sets():
     from catalog.seeding import SeedError
 
-    branch = {"repository": "r", "name": "b", "matrix": [
-        {"library": "pytorch", "backend": "cpu", "isas": ["avx2"]},
-        {"library": "pytorch", "backend": "cpu", "isas": ["avx2"]},
-    ]}
+    branch = {
+        "repository": "r",
+        "name": "b",
+        "matrix": [
+            {"library": "pytorch", "backend": "cpu", "isas": ["avx2"]},
+            {"library": "pytorch", "backend": "cpu", "isas": ["avx2"]},
+        ],
+    }
     with pytest.raises(SeedError, match="more than once"):
         expand_matrix(branch, {}, {})
     with pytest.raises(SeedError, match="unknown ISA set"):
-        expand_matrix({"repository": "r", "name": "b", "matrix": [{"library": "pytorch", "backend": "cpu", "isas": "nope"}]}, {}, {})
+        expand_matrix(
+            {
+                "repository": "r",
+                "name": "b",
+                "matrix": [{"library": "pytorch", "backend": "cpu", "isas": "nope"}],
+            },
+            {},
+            {},
+        )
 
 
 def test_every_branch_documents_its_derivation():
-    data = read_toml(Path(__file__).resolve().parent.parent / "fixtures" / "catalogue" / "branches.toml")
+    data = read_toml(
+        Path(__file__).resolve().parent.parent / "fixtures" / "catalogue" / "branches.toml"
+    )
     assert all(spec.get("derivation", "").strip() for spec in data["branch"])
     assert all(b.derivation for b in Branch.objects.all())
 
@@ -192,7 +299,11 @@ def test_expand_matrix_rejects_groups_that_describe_nothing():
     with pytest.raises(SeedError, match="unknown backend 'rocm'"):
         expand_matrix(branch({"library": "pytorch", "backend": "rocm"}), {}, {})
     with pytest.raises(SeedError, match="has no cuda"):
-        expand_matrix(branch({"library": "pytorch", "backend": "cuda", "gpus": ["sm90"], "isas": ["avx2"]}), {}, {})
+        expand_matrix(
+            branch({"library": "pytorch", "backend": "cuda", "gpus": ["sm90"], "isas": ["avx2"]}),
+            {},
+            {},
+        )
     with pytest.raises(SeedError, match="has no backend"):
         expand_matrix(branch({"library": "pytorch"}), {}, {})
 
@@ -200,11 +311,27 @@ def test_expand_matrix_rejects_groups_that_describe_nothing():
 @pytest.mark.parametrize(
     "filename, old, message",
     [
-        ("architectures.toml", 'sm = "sm61"\n', r"architectures.toml \[\[architecture\]\]: a record has no sm"),
-        ("architectures.toml", '{ name = "GTX 1070", ', r"architectures.toml sm61 models: a record has no name"),
+        (
+            "architectures.toml",
+            'sm = "sm61"\n',
+            r"architectures.toml \[\[architecture\]\]: a record has no sm",
+        ),
+        (
+            "architectures.toml",
+            '{ name = "GTX 1070", ',
+            r"architectures.toml sm61 models: a record has no name",
+        ),
         ("isas.toml", 'slug = "avx"\n', r"isas.toml \[\[isa\]\]: a record has no slug"),
-        ("branches.toml", 'repository = "build-pytorch"\nname = "main"\n', r"branches.toml \[\[branch\]\]: a record has no repository, name"),
-        ("claims.toml", 'key = "vnni-on-skylake-sp"\n', r"claims.toml \[\[claim\]\]: a record has no key"),
+        (
+            "branches.toml",
+            'repository = "build-pytorch"\nname = "main"\n',
+            r"branches.toml \[\[branch\]\]: a record has no repository, name",
+        ),
+        (
+            "claims.toml",
+            'key = "vnni-on-skylake-sp"\n',
+            r"claims.toml \[\[claim\]\]: a record has no key",
+        ),
     ],
 )
 def test_load_command_names_a_missing_key_in_one_sentence(tmp_path, filename, old, message):
@@ -225,7 +352,10 @@ def test_load_command_names_a_missing_key_in_one_sentence(tmp_path, filename, ol
 # Where the catalogue's wording deliberately differs from a seed's, a recorded claim says why.
 USE_CASE_CORRECTIONS = {
     "H100/L40S": ("H100/H200", "l40s-is-sm90"),
-    "ARM Grace, Graviton3+, modern ARM": ("ARM Grace, Graviton4, modern ARM with SVE2", "armv9-on-graviton3"),
+    "ARM Grace, Graviton3+, modern ARM": (
+        "ARM Grace, Graviton4, modern ARM with SVE2",
+        "armv9-on-graviton3",
+    ),
 }
 
 
@@ -235,7 +365,9 @@ def test_use_cases_are_the_seeds_words_or_a_recorded_correction():
         for line in (DATA / "use_cases.tsv").read_text().splitlines()
         if line and not line.startswith("#")
     ]
-    assert len(rows) == 62 - 4 + 57  # main's matrix (the companion table has no use case) and cuda-12_9
+    assert (
+        len(rows) == 62 - 4 + 57
+    )  # main's matrix (the companion table has no use case) and cuda-12_9
     corrected = set()
     for repository, branch, pname, seed_text in rows:
         expected = seed_text
@@ -243,17 +375,35 @@ def test_use_cases_are_the_seeds_words_or_a_recorded_correction():
             if seed_words in seed_text:
                 expected = seed_text.replace(seed_words, ours)
                 corrected.add(claim)
-        variant = Variant.objects.get(branch__repository=repository, branch__name=branch, pname=pname)
+        variant = Variant.objects.get(
+            branch__repository=repository, branch__name=branch, pname=pname
+        )
         assert variant.use_case == expected, pname
-    assert set(SourceClaim.objects.filter(key__in=corrected, acknowledged=True).values_list("key", flat=True)) == corrected
+    assert (
+        set(
+            SourceClaim.objects.filter(key__in=corrected, acknowledged=True).values_list(
+                "key", flat=True
+            )
+        )
+        == corrected
+    )
 
 
 def test_use_case_overrides_must_name_isas_of_their_group():
     from catalog.seeding import SeedError
 
-    branch = {"repository": "r", "name": "b", "matrix": [
-        {"library": "pytorch", "backend": "cpu", "isas": ["avx2"], "use_cases": {"avx512": "x"}},
-    ]}
+    branch = {
+        "repository": "r",
+        "name": "b",
+        "matrix": [
+            {
+                "library": "pytorch",
+                "backend": "cpu",
+                "isas": ["avx2"],
+                "use_cases": {"avx512": "x"},
+            },
+        ],
+    }
     with pytest.raises(SeedError, match="use_cases names ISAs the group does not build: avx512"):
         expand_matrix(branch, {}, {})
     branch["matrix"][0]["use_cases"] = {"avx2": "Seed wording"}

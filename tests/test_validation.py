@@ -1,4 +1,5 @@
 """Each validation rule refuses a bad record with a message naming what is wrong."""
+
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -31,7 +32,9 @@ def test_pname_must_be_the_composed_name():
 
 
 def test_sm103_needs_cuda_12_9():
-    v = variant("pytorch-python313-cuda12_9-sm103-avx512", ("build-pytorch", "pytorch-2.9-vllm-0.15.1"))
+    v = variant(
+        "pytorch-python313-cuda12_9-sm103-avx512", ("build-pytorch", "pytorch-2.9-vllm-0.15.1")
+    )
     v.cuda_version = "12.8"
     v.pname = v.composed_pname()
     assert_invalid(v, "cuda_version", "SM103 needs CUDA ≥ 12.9")
@@ -167,7 +170,13 @@ def test_architecture_compute_capability_matches_sm():
 
 def test_branch_unique_per_repository():
     main = Branch.objects.get(repository="build-pytorch", name="main")
-    clone = Branch(repository="build-pytorch", name="main", pytorch_version="2.8.0", python_version="3.13", cuda_versions=["12.8"])
+    clone = Branch(
+        repository="build-pytorch",
+        name="main",
+        pytorch_version="2.8.0",
+        python_version="3.13",
+        cuda_versions=["12.8"],
+    )
     with pytest.raises(ValidationError, match="already exists"):
         clone.full_clean()
     # The same branch name in another repository is fine.
@@ -178,6 +187,8 @@ def test_branch_unique_per_repository():
 
 def test_pname_unique_per_branch():
     v = variant("pytorch-python313-cpu-avx2")
-    dup = Variant(**{f.attname: getattr(v, f.attname) for f in Variant._meta.fields if f.name != "id"})
+    dup = Variant(
+        **{f.attname: getattr(v, f.attname) for f in Variant._meta.fields if f.name != "id"}
+    )
     with pytest.raises(ValidationError, match="already exists"):
         dup.full_clean()

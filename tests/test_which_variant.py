@@ -1,6 +1,7 @@
 """`python manage.py which-variant`: every case of tests/test_wizard_api.py through the CLI
 (options and tool output files), --json, exit codes, bad input, and --detect with a fake
 nvidia-smi on PATH and with none at all."""
+
 from __future__ import annotations
 
 import io
@@ -18,7 +19,13 @@ from catalog import host_probe, wizard_cli
 from tests.test_wizard_api import CASES, HOSTS, Case, check_body, host_texts
 
 ROOT = Path(__file__).resolve().parent.parent
-FILE_OPTIONS = {"nvidia_smi": "--nvidia-smi", "lscpu": "--lscpu", "cpuinfo": "--cpuinfo", "uname": "--uname", "sysctl": "--sysctl"}
+FILE_OPTIONS = {
+    "nvidia_smi": "--nvidia-smi",
+    "lscpu": "--lscpu",
+    "cpuinfo": "--cpuinfo",
+    "uname": "--uname",
+    "sysctl": "--sysctl",
+}
 
 
 def cli(*args):
@@ -100,8 +107,25 @@ def test_cli_json_is_exactly_the_api_body(client, tmp_path):
     "args, words",
     [
         (["--os", "windows"], "no Windows builds"),
-        (["--os", "linux", "--arch", "x86_64", "--gpu", "Voodoo 5", "--cpu-flags", "avx2"], "Unknown GPU"),
-        (["--os", "linux", "--arch", "x86_64", "--gpu", "T4", "--compute-cap", "8.6", "--cpu-flags", "avx2"], "Contradictory"),
+        (
+            ["--os", "linux", "--arch", "x86_64", "--gpu", "Voodoo 5", "--cpu-flags", "avx2"],
+            "Unknown GPU",
+        ),
+        (
+            [
+                "--os",
+                "linux",
+                "--arch",
+                "x86_64",
+                "--gpu",
+                "T4",
+                "--compute-cap",
+                "8.6",
+                "--cpu-flags",
+                "avx2",
+            ],
+            "Contradictory",
+        ),
         (["--os", "linux", "--arch", "x86_64"], "Not enough answers"),
         (["--workload", "gaming", "--os", "linux"], "Unknown workload"),
         ([], "Nothing to go on"),
@@ -117,7 +141,10 @@ def test_bad_input_exits_2_with_a_sentence(args, words):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("content, words", [(b"\x00\x01\x02\xff" * 100, "binary"), (b"just some words\n", "could not be used")])
+@pytest.mark.parametrize(
+    "content, words",
+    [(b"\x00\x01\x02\xff" * 100, "binary"), (b"just some words\n", "could not be used")],
+)
 def test_unusable_files_exit_2(tmp_path, content, words):
     path = tmp_path / "lscpu.txt"
     path.write_bytes(content)
@@ -133,14 +160,23 @@ def test_a_directory_is_an_unreadable_file(tmp_path):
 def test_exit_codes_through_manage_py():
     """The real entry point: no traceback, the sentence on stderr, the documented codes."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    bad = subprocess.run([sys.executable, "manage.py", "which-variant", "--os", "windows"], cwd=ROOT,
-                         capture_output=True, text=True, env=env, timeout=120)
-    assert bad.returncode == 2 and "no Windows builds" in bad.stderr and "Traceback" not in bad.stderr
+    bad = subprocess.run(
+        [sys.executable, "manage.py", "which-variant", "--os", "windows"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert (
+        bad.returncode == 2 and "no Windows builds" in bad.stderr and "Traceback" not in bad.stderr
+    )
 
 
 # =================================================================================================
 # --detect
 # =================================================================================================
+
 
 def fake_nvidia_smi(directory: Path, host: str = "h100-lent", fail: str = "") -> Path:
     """A tiny nvidia-smi printing a captured output (the table, or the CSV for --query-gpu)."""
@@ -168,8 +204,10 @@ def test_detect_with_a_fake_nvidia_smi_on_path(tmp_path, monkeypatch):
     fake_nvidia_smi(bin_dir)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc")
-    code, out, err = run({"detect": True, "json": True, "save_detected": str(tmp_path / "saved")},
-                         probe=lambda: host_probe.probe(proc=proc))
+    code, out, err = run(
+        {"detect": True, "json": True, "save_detected": str(tmp_path / "saved")},
+        probe=lambda: host_probe.probe(proc=proc),
+    )
     body = json.loads(out)
     assert code == 0, err
     assert body["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
@@ -207,7 +245,10 @@ def test_detect_without_nvidia_smi_is_a_cpu_only_answer(tmp_path, monkeypatch):
 @pytest.mark.django_db
 def test_detect_with_a_driver_that_does_not_answer_is_no_gpu(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
-    fake_nvidia_smi(bin_dir, fail="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    fake_nvidia_smi(
+        bin_dir,
+        fail="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+    )
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = fake_proc(tmp_path / "proc")
     code, out, err = run({"detect": True, "json": True}, probe=lambda: host_probe.probe(proc=proc))
@@ -219,11 +260,19 @@ def test_detect_with_a_driver_that_does_not_answer_is_no_gpu(tmp_path, monkeypat
 
 def test_probe_needs_only_the_standard_library():
     """--detect's probe runs on hosts without Django: it imports nothing outside the stdlib."""
-    code = ("import sys; import catalog.host_probe; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'archspec')]; "
-            "print(bad); sys.exit(1 if bad else 0)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; import catalog.host_probe; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'archspec')]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -277,5 +326,7 @@ def test_detect_replaying_manage_py_on_a_real_h100(tmp_path, monkeypatch, option
         assert json.loads(out) == json.loads(printed)
     else:
         # The real run also printed where --save-detected put the files, and its exit status.
-        real = [line for line in printed.splitlines() if not line.startswith(("Note: saved", "exit="))]
+        real = [
+            line for line in printed.splitlines() if not line.startswith(("Note: saved", "exit="))
+        ]
         assert out.splitlines() == real

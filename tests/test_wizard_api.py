@@ -5,6 +5,7 @@ CASES is shared with tests/test_which_variant.py (the CLI) and tests/test_wizard
 web wizard and the test that all three front ends agree). A case is answers (the API's public
 field names) and/or a host directory of real tool output from tests/data/hosts/.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,52 +48,205 @@ class Case:
 
 CASES = [
     # Seed 001 "Example Use Cases" 1-5
-    Case("use-case-1-rtx3090-i9-12900k", dict(os="linux", arch="x86_64", gpu="NVIDIA GeForce RTX 3090", cpu_flags=ALDER_LAKE,
-         isa="avx512", cpu_vendor="GenuineIntel"), pname="pytorch-python313-cuda12_8-sm86-avx2",
-         words=("You said the CPU has AVX-512", "Alder Lake", "SM86 (Ampere)")),
-    Case("use-case-2-h100-epyc-zen4-training", dict(os="linux", arch="x86_64", gpu="H100", cpu_flags=ZEN4, cpu_vendor="AuthenticAMD",
-         workload="general"), pname="pytorch-python313-cuda12_8-sm90-avx512", words=("AMD Zen 4", "AVX-512 is the best")),
-    Case("use-case-2-h100-epyc-zen4-int8", dict(os="linux", arch="x86_64", gpu="H100", cpu_flags=ZEN4, cpu_vendor="AuthenticAMD",
-         workload="int8-inference"), pname="pytorch-python313-cuda12_8-sm90-avx512vnni", words=("For INT8 inference",)),
-    Case("use-case-3-laptop-no-gpu", dict(os="linux", arch="x86_64", gpu="none", cpu_flags=HASWELL),
-         pname="pytorch-python313-cpu-avx2", words=("There is no NVIDIA GPU",)),
-    Case("use-case-4-graviton3-h100", dict(os="linux", arch="aarch64", gpu="H100", cpu_flags=GRAVITON3, cpu_parts="0xd40",
-         isa="armv9"), pname="pytorch-python313-cuda12_8-sm90-armv8_2", words=("sve2", "Graviton3")),
-    Case("use-case-5-macbook-m3", host="apple-m3", pname="pytorch-python313-darwin-mps", words=("MPS",)),
+    Case(
+        "use-case-1-rtx3090-i9-12900k",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="NVIDIA GeForce RTX 3090",
+            cpu_flags=ALDER_LAKE,
+            isa="avx512",
+            cpu_vendor="GenuineIntel",
+        ),
+        pname="pytorch-python313-cuda12_8-sm86-avx2",
+        words=("You said the CPU has AVX-512", "Alder Lake", "SM86 (Ampere)"),
+    ),
+    Case(
+        "use-case-2-h100-epyc-zen4-training",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="H100",
+            cpu_flags=ZEN4,
+            cpu_vendor="AuthenticAMD",
+            workload="general",
+        ),
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+        words=("AMD Zen 4", "AVX-512 is the best"),
+    ),
+    Case(
+        "use-case-2-h100-epyc-zen4-int8",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="H100",
+            cpu_flags=ZEN4,
+            cpu_vendor="AuthenticAMD",
+            workload="int8-inference",
+        ),
+        pname="pytorch-python313-cuda12_8-sm90-avx512vnni",
+        words=("For INT8 inference",),
+    ),
+    Case(
+        "use-case-3-laptop-no-gpu",
+        dict(os="linux", arch="x86_64", gpu="none", cpu_flags=HASWELL),
+        pname="pytorch-python313-cpu-avx2",
+        words=("There is no NVIDIA GPU",),
+    ),
+    Case(
+        "use-case-4-graviton3-h100",
+        dict(
+            os="linux",
+            arch="aarch64",
+            gpu="H100",
+            cpu_flags=GRAVITON3,
+            cpu_parts="0xd40",
+            isa="armv9",
+        ),
+        pname="pytorch-python313-cuda12_8-sm90-armv8_2",
+        words=("sve2", "Graviton3"),
+    ),
+    Case(
+        "use-case-5-macbook-m3",
+        host="apple-m3",
+        pname="pytorch-python313-darwin-mps",
+        words=("MPS",),
+    ),
     # Seed 001 "Default Recommendations"
-    Case("default-development-avx2", dict(os="linux", arch="x86_64", gpu="none", cpu_flags=ZEN3),
-         pname="pytorch-python313-cpu-avx2"),
-    Case("default-rtx3090-xeon", dict(os="linux", arch="x86_64", gpu="RTX 3090", cpu_flags=CASCADE_LAKE, cpu_vendor="GenuineIntel"),
-         pname="pytorch-python313-cuda12_8-sm86-avx512"),
-    Case("default-rtx3090-core-i9-12900k", dict(os="linux", arch="x86_64", gpu="RTX 3090", cpu_flags=ALDER_LAKE, cpu_vendor="GenuineIntel"),
-         pname="pytorch-python313-cuda12_8-sm86-avx2", words=("Alder Lake",)),
-    Case("default-h100-datacenter", host="h100-xeon", pname="pytorch-python313-cuda12_8-sm90-avx512",
-         words=("Sapphire Rapids", "SM90 (Hopper)")),
-    Case("default-rtx5090-gaming-pc", dict(os="linux", arch="x86_64", gpu="NVIDIA GeForce RTX 5090", cpu_flags=ZEN4,
-         driver="570.124.04"), pname="pytorch-python313-cuda12_8-sm120-avx512"),
-    Case("default-aws-h100-graviton3", dict(os="linux", arch="aarch64", gpu="H100", cpu_flags=GRAVITON3, cpu_parts="0xd40"),
-         pname="pytorch-python313-cuda12_8-sm90-armv8_2", words=("Graviton3",)),
-    Case("default-int8-inference-server", dict(os="linux", arch="x86_64", gpu="H100", cpu_flags=CASCADE_LAKE, workload="int8-inference"),
-         pname="pytorch-python313-cuda12_8-sm90-avx512vnni"),
+    Case(
+        "default-development-avx2",
+        dict(os="linux", arch="x86_64", gpu="none", cpu_flags=ZEN3),
+        pname="pytorch-python313-cpu-avx2",
+    ),
+    Case(
+        "default-rtx3090-xeon",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="RTX 3090",
+            cpu_flags=CASCADE_LAKE,
+            cpu_vendor="GenuineIntel",
+        ),
+        pname="pytorch-python313-cuda12_8-sm86-avx512",
+    ),
+    Case(
+        "default-rtx3090-core-i9-12900k",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="RTX 3090",
+            cpu_flags=ALDER_LAKE,
+            cpu_vendor="GenuineIntel",
+        ),
+        pname="pytorch-python313-cuda12_8-sm86-avx2",
+        words=("Alder Lake",),
+    ),
+    Case(
+        "default-h100-datacenter",
+        host="h100-xeon",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+        words=("Sapphire Rapids", "SM90 (Hopper)"),
+    ),
+    Case(
+        "default-rtx5090-gaming-pc",
+        dict(
+            os="linux",
+            arch="x86_64",
+            gpu="NVIDIA GeForce RTX 5090",
+            cpu_flags=ZEN4,
+            driver="570.124.04",
+        ),
+        pname="pytorch-python313-cuda12_8-sm120-avx512",
+    ),
+    Case(
+        "default-aws-h100-graviton3",
+        dict(os="linux", arch="aarch64", gpu="H100", cpu_flags=GRAVITON3, cpu_parts="0xd40"),
+        pname="pytorch-python313-cuda12_8-sm90-armv8_2",
+        words=("Graviton3",),
+    ),
+    Case(
+        "default-int8-inference-server",
+        dict(
+            os="linux", arch="x86_64", gpu="H100", cpu_flags=CASCADE_LAKE, workload="int8-inference"
+        ),
+        pname="pytorch-python313-cuda12_8-sm90-avx512vnni",
+    ),
     # Other hardware, from real tool output
-    Case("pascal-ivybridge", host="pascal-ivybridge", pname="pytorch-python313-cuda12_8-sm61-avx", words=("it lacks avx2",)),
-    Case("t4-cascadelake", host="t4-cascadelake", pname="pytorch-python313-cuda12_8-sm75-avx512", words=("SM75",)),
-    Case("graviton2", dict(gpu="none"), host="graviton2", pname="pytorch-python313-cpu-armv8_2", words=("Neoverse N1",)),
+    Case(
+        "pascal-ivybridge",
+        host="pascal-ivybridge",
+        pname="pytorch-python313-cuda12_8-sm61-avx",
+        words=("it lacks avx2",),
+    ),
+    Case(
+        "t4-cascadelake",
+        host="t4-cascadelake",
+        pname="pytorch-python313-cuda12_8-sm75-avx512",
+        words=("SM75",),
+    ),
+    Case(
+        "graviton2",
+        dict(gpu="none"),
+        host="graviton2",
+        pname="pytorch-python313-cpu-armv8_2",
+        words=("Neoverse N1",),
+    ),
     Case("grace-hopper-gh200", host="gh200-grace", pname="pytorch-python313-cuda12_8-sm90-armv9"),
-    Case("dgx-spark", host="dgx-spark", pname="pytorch-python313-cuda13_0-sm121-armv9", branch="pytorch-2.10-python313",
-         words=("SM121",)),
-    Case("b300", host="b300-xeon", pname="pytorch-python313-cuda12_9-sm103-avx512", branch="pytorch-2.9-python313",
-         words=("8 of this model",)),
-    Case("v100-old-driver", host="v100-broadwell", pname="pytorch-python312-cuda12_8-sm70-avx2", branch="pytorch-2.9-vllm-0.14.0",
-         words=("535.183.01", "550")),
-    Case("k80-no-build", host="k80-broadwell", pname=None, words=("Tesla K80", "3.7"), alternative="pytorch-python313-cpu-avx2"),
+    Case(
+        "dgx-spark",
+        host="dgx-spark",
+        pname="pytorch-python313-cuda13_0-sm121-armv9",
+        branch="pytorch-2.10-python313",
+        words=("SM121",),
+    ),
+    Case(
+        "b300",
+        host="b300-xeon",
+        pname="pytorch-python313-cuda12_9-sm103-avx512",
+        branch="pytorch-2.9-python313",
+        words=("8 of this model",),
+    ),
+    Case(
+        "v100-old-driver",
+        host="v100-broadwell",
+        pname="pytorch-python312-cuda12_8-sm70-avx2",
+        branch="pytorch-2.9-vllm-0.14.0",
+        words=("535.183.01", "550"),
+    ),
+    Case(
+        "k80-no-build",
+        host="k80-broadwell",
+        pname=None,
+        words=("Tesla K80", "3.7"),
+        alternative="pytorch-python313-cpu-avx2",
+    ),
     Case("apple-m-series", dict(os="darwin", arch="arm64"), pname="pytorch-python313-darwin-mps"),
-    Case("intel-mac-no-build", host="intel-mac", pname=None, words=("no build for Intel Macs",),
-         alternative="pytorch-python313-cpu-avx2"),
-    Case("ryzen-without-avx512", host="ryzen-5800x", pname="pytorch-python313-cuda12_8-sm86-avx2", words=("lacks avx512",)),
-    Case("h100-lent-real-machine", host="h100-lent", pname="pytorch-python313-cuda12_8-sm90-avx512", words=("Sapphire Rapids",)),
-    Case("mixed-4090-3090", host="mixed-4090-3090", pname=None, per_gpu=(
-        "pytorch-python313-cuda12_8-sm89-avx2", "pytorch-python313-cuda12_8-sm86-avx2"), words=("one recommendation per GPU model",)),
+    Case(
+        "intel-mac-no-build",
+        host="intel-mac",
+        pname=None,
+        words=("no build for Intel Macs",),
+        alternative="pytorch-python313-cpu-avx2",
+    ),
+    Case(
+        "ryzen-without-avx512",
+        host="ryzen-5800x",
+        pname="pytorch-python313-cuda12_8-sm86-avx2",
+        words=("lacks avx512",),
+    ),
+    Case(
+        "h100-lent-real-machine",
+        host="h100-lent",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+        words=("Sapphire Rapids",),
+    ),
+    Case(
+        "mixed-4090-3090",
+        host="mixed-4090-3090",
+        pname=None,
+        per_gpu=("pytorch-python313-cuda12_8-sm89-avx2", "pytorch-python313-cuda12_8-sm86-avx2"),
+        words=("one recommendation per GPU model",),
+    ),
 ]
 
 
@@ -100,7 +254,13 @@ def host_texts(name: str) -> dict:
     """A host directory's files as paste fields (one tool output per field)."""
     out: dict = {}
     directory = HOSTS / name
-    for stem, key in (("nvidia-smi", "nvidia_smi"), ("lscpu", "lscpu"), ("cpuinfo", "cpuinfo"), ("uname", "uname"), ("sysctl", "sysctl")):
+    for stem, key in (
+        ("nvidia-smi", "nvidia_smi"),
+        ("lscpu", "lscpu"),
+        ("cpuinfo", "cpuinfo"),
+        ("uname", "uname"),
+        ("sysctl", "sysctl"),
+    ):
         files = sorted(p for p in directory.iterdir() if p.name.startswith(stem))
         if key == "nvidia_smi":  # the default table if there is one, else the CSV query, else -q
             rank = {"nvidia-smi.txt": 0, "nvidia-smi-query.csv": 1}
@@ -135,7 +295,10 @@ def check_body(case: Case, body: dict):
     else:
         assert body["variant"]["pname"] == case.pname, all_text(body)
         assert body["variant"]["branch"] == case.branch
-        assert body["variant"]["url"] == f"/variants/{body['variant']['repository']}/{case.branch}/{case.pname}/"
+        assert (
+            body["variant"]["url"]
+            == f"/variants/{body['variant']['repository']}/{case.branch}/{case.pname}/"
+        )
     text = all_text(body)
     for words in case.words:
         assert words in text, (words, text)
@@ -152,6 +315,7 @@ def api_json(client, case: Case):
 # Every case, through the API (JSON POST, and GET or form POST for the ones without pastes)
 # =================================================================================================
 
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_case_through_the_api(client, case):
@@ -159,7 +323,9 @@ def test_case_through_the_api(client, case):
     assert response.status_code == 200, response.content
     body = response.json()
     assert set(body) >= {"variant", "reasons", "warnings", "alternatives", "detected"}
-    assert all({"pname", "branch", "why", "repository", "url"} <= set(a) for a in body["alternatives"])
+    assert all(
+        {"pname", "branch", "why", "repository", "url"} <= set(a) for a in body["alternatives"]
+    )
     check_body(case, body)
 
 
@@ -175,7 +341,10 @@ def test_get_and_form_post_give_the_same_answer_as_json(client, case):
 def test_detected_facts_come_back_with_the_sources(client):
     body = client.post(API, host_texts("h100-xeon")).json()
     detected = body["detected"]
-    assert detected["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3" and detected["gpus"][0]["sm"] == "sm90"
+    assert (
+        detected["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3"
+        and detected["gpus"][0]["sm"] == "sm90"
+    )
     assert detected["cpu"]["label"] == "Intel Sapphire Rapids"
     assert "avx512f" in detected["cpu"]["isa_features"]
     assert {"nvidia-smi", "lscpu"} <= set(detected["sources"])
@@ -191,14 +360,18 @@ def test_cpu_flags_may_be_comma_or_space_separated(client):
 
 @pytest.mark.django_db
 def test_constraints_pick_the_branch(client):
-    body = client.get(API, dict(os="linux", arch="x86_64", gpu="A100", cpu_flags=CASCADE_LAKE, python="3.12")).json()
+    body = client.get(
+        API, dict(os="linux", arch="x86_64", gpu="A100", cpu_flags=CASCADE_LAKE, python="3.12")
+    ).json()
     assert body["variant"]["branch"] == "pytorch-2.8-python312"
     assert body["variant"]["python_version"] == "3.12"
 
 
 @pytest.mark.django_db
 def test_unsupported_hardware_is_200_with_no_variant_and_the_reason(client):
-    response = client.get(API, dict(os="linux", arch="x86_64", compute_cap="3.7", cpu_flags=HASWELL))
+    response = client.get(
+        API, dict(os="linux", arch="x86_64", compute_cap="3.7", cpu_flags=HASWELL)
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["variant"] is None
@@ -208,9 +381,13 @@ def test_unsupported_hardware_is_200_with_no_variant_and_the_reason(client):
 
 @pytest.mark.django_db
 def test_several_gpu_names_may_be_given(client):
-    body = client.get(API + "?os=linux&arch=x86_64&cpu_flags=avx+avx2+fma+f16c&gpu=RTX+4090&gpu=RTX+3090").json()
+    body = client.get(
+        API + "?os=linux&arch=x86_64&cpu_flags=avx+avx2+fma+f16c&gpu=RTX+4090&gpu=RTX+3090"
+    ).json()
     assert [g["variant"]["pname"] for g in body["per_gpu"]] == [
-        "pytorch-python313-cuda12_8-sm89-avx2", "pytorch-python313-cuda12_8-sm86-avx2"]
+        "pytorch-python313-cuda12_8-sm89-avx2",
+        "pytorch-python313-cuda12_8-sm86-avx2",
+    ]
 
 
 # =================================================================================================
@@ -221,13 +398,34 @@ BAD_GET = [
     ({"os": "windows"}, "no Windows builds"),
     ({"os": "linux", "arch": "riscv64"}, "Unknown CPU architecture"),
     ({"os": "linux", "arch": "x86_64", "gpu": "Voodoo 5", "cpu_flags": "avx2"}, "Unknown GPU"),
-    ({"os": "linux", "arch": "x86_64", "gpu": "Tesla T4", "compute_cap": "8.6", "cpu_flags": "avx2"}, "Contradictory"),
+    (
+        {
+            "os": "linux",
+            "arch": "x86_64",
+            "gpu": "Tesla T4",
+            "compute_cap": "8.6",
+            "cpu_flags": "avx2",
+        },
+        "Contradictory",
+    ),
     ({"os": "darwin", "arch": "aarch64", "gpu": "H100"}, "macOS with an NVIDIA GPU"),
     ({"os": "linux", "arch": "aarch64", "gpu": "none", "cpu_flags": "avx avx2 fma"}, "x86_64 CPU"),
-    ({"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "workload": "gaming"}, "Unknown workload"),
-    ({"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "library": "jax"}, "Unknown library"),
-    ({"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "python": "3.10"}, "No branch builds Python 3.10"),
-    ({"os": "linux", "arch": "x86_64", "gpu": "T4", "cpu_flags": "avx2", "driver": "latest"}, "Driver version"),
+    (
+        {"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "workload": "gaming"},
+        "Unknown workload",
+    ),
+    (
+        {"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "library": "jax"},
+        "Unknown library",
+    ),
+    (
+        {"os": "linux", "arch": "x86_64", "gpu": "none", "cpu_flags": "avx2", "python": "3.10"},
+        "No branch builds Python 3.10",
+    ),
+    (
+        {"os": "linux", "arch": "x86_64", "gpu": "T4", "cpu_flags": "avx2", "driver": "latest"},
+        "Driver version",
+    ),
     ({"os": "linux", "arch": "x86_64", "compute_cap": "nine", "cpu_flags": "avx2"}, "MAJOR.MINOR"),
     ({"os": "linux", "arch": "x86_64"}, "Not enough answers"),
     ({"os": "linux", "color": "blue"}, "Unknown field 'color'"),
@@ -282,7 +480,10 @@ def test_bad_pastes_are_400_naming_the_field(client, paste, words):
 
 @pytest.mark.django_db
 def test_pasting_lscpu_of_an_arm_machine_with_an_x86_arch_is_contradictory(client):
-    response = client.post(API, {"lscpu": host_texts("graviton2")["lscpu"], "arch": "x86_64", "gpu": "none", "os": "linux"})
+    response = client.post(
+        API,
+        {"lscpu": host_texts("graviton2")["lscpu"], "arch": "x86_64", "gpu": "none", "os": "linux"},
+    )
     assert response.status_code == 400
     assert "Contradictory" in response.json()["error"]
 

@@ -434,14 +434,24 @@ def test_a_branch_imported_later_takes_its_place_by_its_own_data(client):
 
 @pytest.mark.django_db
 def test_a_gpu_list_keeps_its_pairs_in_the_result_links(client):
-    query = [("os", "linux"), ("arch", "x86_64"), ("gpu", "NVIDIA GeForce RTX 4090"), ("compute_cap", ""),
-             ("gpu", ""), ("compute_cap", "8.6"), ("cpu_flags", "avx avx2 fma f16c"), ("workload", "general"),
-             ("library", "")]
+    query = [
+        ("os", "linux"),
+        ("arch", "x86_64"),
+        ("gpu", "NVIDIA GeForce RTX 4090"),
+        ("compute_cap", ""),
+        ("gpu", ""),
+        ("compute_cap", "8.6"),
+        ("cpu_flags", "avx avx2 fma f16c"),
+        ("workload", "general"),
+        ("library", ""),
+    ]
     expected = ["pytorch-python313-cuda12_8-sm89-avx2", "pytorch-python313-cuda12_8-sm86-avx2"]
     body = client.get(WIZARD, query).content.decode()
     assert PICK.findall(body) == expected
     api = html.unescape(re.search(r"curl '[^']*?(/api/recommend\?[^']+)'", body).group(1))
     assert [r["variant"]["pname"] for r in client.get(api).json()["per_gpu"]] == expected
-    line = html.unescape(re.search(r"<code>(python manage.py which-variant[^<]+)</code>", body).group(1))
+    line = html.unescape(
+        re.search(r"<code>(python manage.py which-variant[^<]+)</code>", body).group(1)
+    )
     code, out, _err = cli(*shlex.split(line)[3:], "--json")
     assert code == 0 and [r["variant"]["pname"] for r in json.loads(out)["per_gpu"]] == expected

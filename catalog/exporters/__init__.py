@@ -2,5 +2,6 @@
 
 No file I/O here; `catalog.recipe_sync` decides where the contents go.
 """
-from .nix import render_recipe  # noqa: F401
+
 from .markdown import build_matrix, merge_sections, readme_sections  # noqa: F401,E402
+from .nix import render_recipe  # noqa: F401

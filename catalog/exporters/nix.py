@@ -7,6 +7,7 @@ vecLib; companions either import their PyTorch recipe from the same checkout (bu
 build a matching custom PyTorch first (build-torchvision, 003). Per-family choices come from
 `profiles`.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,6 +23,7 @@ SHORT_PIN_RE = re.compile(r"^[0-9a-f]{7,39}$")
 
 
 # ---------------------------------------------------------------- escaping
+
 
 def nix_string(text: str) -> str:
     """A Nix double-quoted string literal: escape \\, " and ${ (and newlines)."""
@@ -54,6 +56,7 @@ def comment(text: str) -> str:
 
 # ---------------------------------------------------------------- descriptions
 
+
 def first_model(arch) -> str:
     return arch.short_models.split("/")[0].strip()
 
@@ -62,7 +65,9 @@ def description(variant) -> str:
     lib = P.LIBRARY_DISPLAY[variant.library]
     if variant.backend == "cuda":
         arch, isa = variant.gpu_arch, variant.cpu_isa
-        return f"{lib} for NVIDIA {first_model(arch)} ({arch.sm.upper()}, {arch.label}) + {isa.label}"
+        return (
+            f"{lib} for NVIDIA {first_model(arch)} ({arch.sm.upper()}, {arch.label}) + {isa.label}"
+        )
     if variant.backend == "cpu":
         return f"{lib} CPU-only build optimized for {variant.cpu_isa.description}"
     return f"{lib} for Apple Silicon (MPS) with vecLib"
@@ -115,6 +120,7 @@ def ordered_features(features) -> list[str]:
 
 
 # ---------------------------------------------------------------- pieces
+
 
 def pin_kind(pin: str) -> str:
     if FULL_PIN_RE.match(pin or ""):
@@ -198,7 +204,9 @@ def target_bindings(variant) -> list[str]:
         for flag in flags:
             literal = nix_string(flag)
             note = P.FLAG_COMMENTS.get(flag)
-            lines.append(f"    {literal.ljust(width)}  # {comment(note)}" if note else f"    {literal}")
+            lines.append(
+                f"    {literal.ljust(width)}  # {comment(note)}" if note else f"    {literal}"
+            )
         lines += ["  ];", ""]
     return lines
 
@@ -215,7 +223,9 @@ def _env_lines(variant, family) -> list[str]:
     if blas.env:
         lines.append(f"export BLAS={blas.env}")
     if disabled:
-        lines.append("# Switched off for this variant: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled))
+        lines.append(
+            "# Switched off for this variant: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled)
+        )
         lines += [f"export {P.FEATURE_ENV[f]}=0" for f in disabled]
     return lines
 
@@ -236,10 +246,15 @@ def _sh(text: str) -> str:
 
 def _banner(variant) -> list[str]:
     lib = P.LIBRARY_DISPLAY[variant.library]
-    lines = ["echo \"=========================================\"", f'echo "{lib} Build Configuration"']
+    lines = [
+        'echo "========================================="',
+        f'echo "{lib} Build Configuration"',
+    ]
     if variant.backend == "cuda":
         arch = variant.gpu_arch
-        lines.append(f'echo "GPU Target: ${{gpuArchSM}} ({_sh(arch.label)}: {_sh(arch.short_models)})"')
+        lines.append(
+            f'echo "GPU Target: ${{gpuArchSM}} ({_sh(arch.label)}: {_sh(arch.short_models)})"'
+        )
     elif variant.backend == "mps":
         lines.append('echo "GPU Target: Apple Silicon (MPS)"')
     else:
@@ -247,7 +262,7 @@ def _banner(variant) -> list[str]:
     if variant.cpu_isa_id:
         lines.append(f'echo "CPU Features: {_sh(variant.cpu_isa.description)}"')
         lines.append('echo "CXXFLAGS: $CXXFLAGS"')
-    lines.append("echo \"=========================================\"")
+    lines.append('echo "========================================="')
     return lines
 
 
@@ -275,10 +290,11 @@ def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]
         extra = f" ++ [ {np}.{blas.attr} ]" if blas.attr else ""
         lines += [
             "",
-            f"{pad}# No GPU: drop every CUDA input" + (", add the BLAS backend" if blas.attr else ""),
-            f"{pad}buildInputs = {np}.lib.filter (p: !({np}.lib.hasPrefix \"cuda\" (p.pname or \"\")))"
+            f"{pad}# No GPU: drop every CUDA input"
+            + (", add the BLAS backend" if blas.attr else ""),
+            f'{pad}buildInputs = {np}.lib.filter (p: !({np}.lib.hasPrefix "cuda" (p.pname or "")))'
             f" (oldAttrs.buildInputs or [ ]){extra};",
-            f"{pad}nativeBuildInputs = {np}.lib.filter (p: (p.pname or \"\") != \"addDriverRunpath\")"
+            f'{pad}nativeBuildInputs = {np}.lib.filter (p: (p.pname or "") != "addDriverRunpath")'
             " (oldAttrs.nativeBuildInputs or [ ]);",
         ]
     script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
@@ -287,7 +303,10 @@ def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]
         script += [""] + _banner(variant)
     lines += [""] + _indented_block("preConfigure", script, pad)
     if variant.extra_cmake_flags:
-        lines += ["", f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};"]
+        lines += [
+            "",
+            f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+        ]
     return lines
 
 
@@ -297,8 +316,14 @@ def _metadata_attrs(variant, pad) -> list[str]:
         f"{pad}# Bump the catalogue's metadata_rev when only metadata changes, so the store path",
         f"{pad}# (and the Flox catalogue entry) changes with it.",
     ]
-    lines += _indented_block("postInstall", [f"echo {variant.metadata_rev} > $out/.metadata-rev"], pad)
-    gpu = "gpuArchSM" if variant.backend == "cuda" else ('"mps"' if variant.backend == "mps" else "null")
+    lines += _indented_block(
+        "postInstall", [f"echo {variant.metadata_rev} > $out/.metadata-rev"], pad
+    )
+    gpu = (
+        "gpuArchSM"
+        if variant.backend == "cuda"
+        else ('"mps"' if variant.backend == "mps" else "null")
+    )
     isa = nix_string(variant.cpu_isa.slug) if variant.cpu_isa_id else "null"
     lines += [
         "",
@@ -313,7 +338,10 @@ def _metadata_attrs(variant, pad) -> list[str]:
         f"{pad}  description = {nix_string(description(variant))};",
     ]
     lines += _indented_block(
-        "longDescription", [nix_indented(line) for line in long_description(variant)], pad + "  ", append_to_old=False
+        "longDescription",
+        [nix_indented(line) for line in long_description(variant)],
+        pad + "  ",
+        append_to_old=False,
     )
     lines += [f"{pad}  platforms = {_list(platforms(variant))};", f"{pad}}};"]
     return lines
@@ -335,14 +363,19 @@ def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
     if variant.backend == "cuda":
         head = []
         if own:
-            head = [f"{pad}# Two-stage override:", f"{pad}# 1. Enable CUDA and specify the GPU target"]
+            head = [
+                f"{pad}# Two-stage override:",
+                f"{pad}# 1. Enable CUDA and specify the GPU target",
+            ]
         head += [
             f"{pad}({np}.{py}.torch.override {{",
             f"{pad}  cudaSupport = true;",
             f"{pad}  gpuTargets = [ gpuArchSM ];",
         ]
         if own:
-            head.append(f"{pad}# 2. Customize the build (CPU flags, switched-off libraries, metadata)")
+            head.append(
+                f"{pad}# 2. Customize the build (CPU flags, switched-off libraries, metadata)"
+            )
         head.append(f"{pad}}}).overrideAttrs (oldAttrs: {{")
     else:
         head = [f"{pad}{np}.{py}.torch.overrideAttrs (oldAttrs: {{"]
@@ -366,7 +399,10 @@ def _companion_expression(variant, np, pad, repo_profile) -> list[str]:
     script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
     lines += [""] + _indented_block("preConfigure", script, inner)
     if variant.extra_cmake_flags:
-        lines += ["", f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};"]
+        lines += [
+            "",
+            f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+        ]
     lines += _metadata_attrs(variant, inner)
     return lines + [f"{pad}}})"]
 

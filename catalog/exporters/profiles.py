@@ -4,6 +4,7 @@ The seeds show one recipe shape per family (001's README example, 002's CPU temp
 build-torchvision example); everything a family varies on lives in these tables, so the
 renderer in `nix.py` has no per-branch literals. Importers read the same tables backwards.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,14 +35,21 @@ class Blas:
 
 BLAS = {
     "cublas": Blas("cublas", "", "", "cuBLAS for GPU operations"),
-    "openblas": Blas("openblas", "OpenBLAS", "openblas", "OpenBLAS for CPU linear algebra operations"),
+    "openblas": Blas(
+        "openblas", "OpenBLAS", "openblas", "OpenBLAS for CPU linear algebra operations"
+    ),
     "mkl": Blas("mkl", "MKL", "mkl", "Intel MKL for CPU linear algebra operations"),
     # Accelerate ships with the macOS SDK that nixpkgs' darwin stdenv provides.
     "veclib": Blas("veclib", "vecLib", "", "vecLib (Apple Accelerate framework)"),
 }
 
 # Build variable that switches each disableable library off (Variant.disabled_features).
-FEATURE_ENV = {"cudnn": "USE_CUDNN", "fbgemm": "USE_FBGEMM", "mkldnn": "USE_MKLDNN", "nnpack": "USE_NNPACK"}
+FEATURE_ENV = {
+    "cudnn": "USE_CUDNN",
+    "fbgemm": "USE_FBGEMM",
+    "mkldnn": "USE_MKLDNN",
+    "nnpack": "USE_NNPACK",
+}
 FEATURE_DISPLAY = {"cudnn": "cuDNN", "fbgemm": "FBGEMM", "mkldnn": "MKLDNN", "nnpack": "NNPACK"}
 
 

@@ -1,4 +1,5 @@
 """Read the branch facts table that export writes into BUILD_MATRIX.md."""
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,7 @@ def parse_branch_facts(text: str) -> dict:
         raise ParseError(1, "no '## Branch facts' section") from exc
     by_label = {label: (name, kind) for label, name, kind in FACTS}
     values: dict = {}
-    for number, line in enumerate(lines[start + 1:], start=start + 2):
+    for number, line in enumerate(lines[start + 1 :], start=start + 2):
         if line.startswith("## "):
             break
         if not line.startswith("|") or line.startswith("|---") or line.startswith("| Field |"):

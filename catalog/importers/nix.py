@@ -4,6 +4,7 @@ Recipes are read by the attributes the seeds' families use (pname, gpuArchNum, c
 nixpkgs pin, the CUDA overlay, passthru, postInstall, meta.platforms), not evaluated: the
 importer must work without Nix and report exactly which line it could not follow.
 """
+
 from __future__ import annotations
 
 import re
@@ -124,17 +125,20 @@ def parse_recipe(text: str) -> RecipeFacts:
     check_brackets(text)
     m = _find(r"^\s*pname\s*=\s*" + STRING + r"\s*;", text, re.M)
     if not m:
-        raise ParseError(1, "no `pname = \"...\";` attribute, so the variant cannot be named")
+        raise ParseError(1, 'no `pname = "...";` attribute, so the variant cannot be named')
     pname, pname_line = unescape(m.group(1)), _line_of(text, m.start())
     in_m = _find(r"^in\b", text, re.M)
     if not in_m:
         raise ParseError(len(text.splitlines()) or 1, "no `let ... in` expression")
-    body = text[in_m.end():]
+    body = text[in_m.end() :]
     body_offset = _line_of(text, in_m.end()) - 1
 
     m = _find(r"\.(python\d*Packages)\.(torch|pytorch|torchvision|torchaudio)\b", body)
     if not m:
-        raise ParseError(body_offset + 1, "no python<NN>Packages.<torch|torchvision|torchaudio> derivation after `in`")
+        raise ParseError(
+            body_offset + 1,
+            "no python<NN>Packages.<torch|torchvision|torchaudio> derivation after `in`",
+        )
     py_attr, lib_attr = m.groups()
     if lib_attr == "pytorch":
         lib_attr = "torch"
@@ -143,11 +147,18 @@ def parse_recipe(text: str) -> RecipeFacts:
     else:
         digits = re.fullmatch(r"python(\d)(\d+)Packages", py_attr)
         if not digits:
-            raise ParseError(body_offset + _line_of(body, m.start()), f"{py_attr} names no Python version")
+            raise ParseError(
+                body_offset + _line_of(body, m.start()), f"{py_attr} names no Python version"
+            )
         python_version = f"{digits.group(1)}.{digits.group(2)}"
 
-    facts = RecipeFacts(pname=pname, pname_line=pname_line, library=LIBRARY_BY_ATTR[lib_attr],
-                        python_version=python_version, backend="cpu")
+    facts = RecipeFacts(
+        pname=pname,
+        pname_line=pname_line,
+        library=LIBRARY_BY_ATTR[lib_attr],
+        python_version=python_version,
+        backend="cpu",
+    )
 
     m = _find(r"\bgpuArchNum\s*=\s*\"(\d+)\"", text)
     if m:
@@ -155,21 +166,31 @@ def parse_recipe(text: str) -> RecipeFacts:
         facts.sm = f"sm{m.group(1)}"
         sm_m = _find(r"\bgpuArchSM\s*=\s*\"sm_(\d+)\"", text)
         if sm_m and sm_m.group(1) != m.group(1):
-            raise ParseError(_line_of(text, sm_m.start()), f"gpuArchSM sm_{sm_m.group(1)} contradicts gpuArchNum {m.group(1)}")
+            raise ParseError(
+                _line_of(text, sm_m.start()),
+                f"gpuArchSM sm_{sm_m.group(1)} contradicts gpuArchNum {m.group(1)}",
+            )
         cuda_m = _find(r"cudaPackages\s*=\s*final\.cudaPackages_(\d+)_(\d+)", text)
         if not cuda_m:
-            raise ParseError(_line_of(text, m.start()), "a CUDA recipe without the `cudaPackages = final.cudaPackages_<M>_<m>` overlay")
+            raise ParseError(
+                _line_of(text, m.start()),
+                "a CUDA recipe without the `cudaPackages = final.cudaPackages_<M>_<m>` overlay",
+            )
         facts.cuda_version = f"{int(cuda_m.group(1))}.{int(cuda_m.group(2))}"
 
     m = _find(r"\bcpuFlags\s*=\s*\[(.*?)\];", text, re.S)
     if m:
         facts.cpu_flags = _strings(m.group(1))
 
-    url_m = _find(r"url\s*=\s*\"https://github\.com/NixOS/nixpkgs/archive/([0-9a-f]+)\.tar\.gz\"", text)
+    url_m = _find(
+        r"url\s*=\s*\"https://github\.com/NixOS/nixpkgs/archive/([0-9a-f]+)\.tar\.gz\"", text
+    )
     if url_m:
         facts.nixpkgs_pin = url_m.group(1)
     elif not _find(r"import\s+pkgs\.path\b", text):
-        raise ParseError(1, "no nixpkgs source: neither a fetchTarball of NixOS/nixpkgs nor `import pkgs.path`")
+        raise ParseError(
+            1, "no nixpkgs source: neither a fetchTarball of NixOS/nixpkgs nor `import pkgs.path`"
+        )
 
     plat = _list_attr("platforms", body)
     if not plat or not plat[0]:
@@ -181,7 +202,9 @@ def parse_recipe(text: str) -> RecipeFacts:
         raise ParseError(body_offset + 1, "no passthru.blasProvider")
     provider = unescape(m.group(1))
     if provider not in BLAS_BY_PROVIDER:
-        raise ParseError(body_offset + _line_of(body, m.start()), f"unknown blasProvider {provider!r}")
+        raise ParseError(
+            body_offset + _line_of(body, m.start()), f"unknown blasProvider {provider!r}"
+        )
     facts.blas = BLAS_BY_PROVIDER[provider]
 
     m = _find(r"\bcpuISA\s*=\s*(?:" + STRING + r"|null)\s*;", body)
@@ -194,12 +217,14 @@ def parse_recipe(text: str) -> RecipeFacts:
     disabled = _list_attr("disabledFeatures", body)
     facts.disabled_features = disabled[0] if disabled else []
     facts.switched_off_env = set(re.findall(r"export (USE_[A-Z_]+)=0\b", text))
-    own_cmake = _list_attr("cmakeFlags", body[body.find("pname"):] if "pname" in body else body)
+    own_cmake = _list_attr("cmakeFlags", body[body.find("pname") :] if "pname" in body else body)
     facts.extra_cmake_flags = own_cmake[0] if own_cmake else []
 
     m = _find(r"echo (\d+) > \$out/\.metadata-rev", body)
     if not m:
-        raise ParseError(body_offset + 1, "no `.metadata-rev` postInstall (echo N > $out/.metadata-rev)")
+        raise ParseError(
+            body_offset + 1, "no `.metadata-rev` postInstall (echo N > $out/.metadata-rev)"
+        )
     facts.metadata_rev = int(m.group(1))
 
     notes = []
@@ -207,13 +232,16 @@ def parse_recipe(text: str) -> RecipeFacts:
         if not line.startswith("#"):
             break
         if line.startswith("# Use case: "):
-            facts.use_case = line[len("# Use case: "):]
+            facts.use_case = line[len("# Use case: ") :]
         elif line == "# Note:" or line.startswith("# Note: "):
-            notes.append(line[len("# Note: "):])
+            notes.append(line[len("# Note: ") :])
         elif line.startswith("# Built against: "):
-            parts = line[len("# Built against: "):].split()
+            parts = line[len("# Built against: ") :].split()
             if len(parts) != 3:
-                raise ParseError(text[: text.find(line)].count("\n") + 1, "`# Built against:` needs <repository> <branch> <pname>")
+                raise ParseError(
+                    text[: text.find(line)].count("\n") + 1,
+                    "`# Built against:` needs <repository> <branch> <pname>",
+                )
             facts.built_against = tuple(parts)
     facts.notes = "\n".join(notes)
     m = _find(r"import\s+\./([A-Za-z0-9_.-]+)\.nix\b", text)

@@ -75,7 +75,7 @@ class Answers:
         key = naming.version_key(self.driver)
         return key[0] if key else None
 
-    def changed(self, **changes) -> "Answers":
+    def changed(self, **changes) -> Answers:
         return replace(self, **changes)
 
 

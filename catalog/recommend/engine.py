@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalog import naming
-from catalog.recommend import rules, steps
 from catalog.recommend import gpus as gpu_names
+from catalog.recommend import rules, steps
 from catalog.recommend.answers import (
     Answers,
     Gpu,

@@ -21,7 +21,7 @@ class AnswerError(ValueError):
         self.message = message
         self.field = field
 
-    def on(self, field: str) -> "AnswerError":
+    def on(self, field: str) -> AnswerError:
         """The same error, attached to `field` unless it already names one."""
         return self if self.field else AnswerError(self.message, field)
 

@@ -20,6 +20,7 @@ Building one from the Django models (in a selector; this module imports no Djang
 fields named in their dataclasses below (a GPU model reads `architecture.sm`; a branch reads
 `vllm_version` when the model has it, "" otherwise).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -170,7 +171,7 @@ class Catalogue:
 
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod
-    def from_objects(cls, *, variants, branches, architectures, gpu_models, isas) -> "Catalogue":
+    def from_objects(cls, *, variants, branches, architectures, gpu_models, isas) -> Catalogue:
         return cls(
             variants=[
                 VariantInfo(

@@ -3,6 +3,7 @@
 Each view parses its URL, asks `catalog.selectors` for the rows (with the joins the template
 needs, so query counts stay constant) and renders one template.
 """
+
 import re
 
 from django.shortcuts import render
@@ -172,7 +173,11 @@ def audit(request):
         request,
         "catalog/audit.html",
         {
-            "new": result.new, "known": result.known, "verified": result.verified,
-            "lint": result.lint, "lint_count": result.lint_count, "lint_rules": lint.RULES,
+            "new": result.new,
+            "known": result.known,
+            "verified": result.verified,
+            "lint": result.lint,
+            "lint_count": result.lint_count,
+            "lint_rules": lint.RULES,
         },
     )

@@ -4,6 +4,7 @@ One FilterSet reads the query string for all three. Rendered results and API bod
 per catalogue version (catalog/cache.py), and every successful answer carries an ETag, so a
 repeat request costs neither queries nor rendering.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,13 +23,29 @@ from catalog.grid import build_grid
 from catalog.models import STATUSES
 
 RECORD_FIELDS = [
-    "pname", "repository", "branch", "library", "backend", "gpu", "isa",
-    "cuda", "python", "platform", "status", "url",
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "gpu",
+    "isa",
+    "cuda",
+    "python",
+    "platform",
+    "status",
+    "url",
 ]
 # The list view's columns: (heading, sort key).
 LIST_COLUMNS = [
-    ("Package", "pname"), ("Branch", "branch"), ("Library", "library"), ("GPU", "gpu"),
-    ("ISA", "isa"), ("CUDA", "cuda"), ("Python", "python"), ("Platform", "platform"),
+    ("Package", "pname"),
+    ("Branch", "branch"),
+    ("Library", "library"),
+    ("GPU", "gpu"),
+    ("ISA", "isa"),
+    ("CUDA", "cuda"),
+    ("Python", "python"),
+    ("Platform", "platform"),
     ("Status", "status"),
 ]
 
@@ -52,7 +69,9 @@ def _record(variant, absolute_url) -> dict:
         "python": variant.python_version,
         "platform": variant.platform,
         "status": variant.status,
-        "url": absolute_url(reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])),
+        "url": absolute_url(
+            reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
+        ),
     }
 
 
@@ -107,18 +126,26 @@ def variant_matrix(request):
         context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
         if partial:
             return render(request, "partials/variant_results.html", context, status=400)
-        context["results_html"] = render_to_string("partials/variant_results.html", context, request)
+        context["results_html"] = render_to_string(
+            "partials/variant_results.html", context, request
+        )
         return render(request, "catalog/variants.html", context, status=400)
 
     if filterset.format == "csv":
-        body = cache.cached("matrix-csv", lambda: _csv(request, filterset), *cache.request_key(request, request.get_host()))
+        body = cache.cached(
+            "matrix-csv",
+            lambda: _csv(request, filterset),
+            *cache.request_key(request, request.get_host()),
+        )
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return cache.mark_cacheable(response, tag)
 
     results_html = cache.cached(
         "matrix-results",
-        lambda: render_to_string("partials/variant_results.html", _results_context(request, filterset)),
+        lambda: render_to_string(
+            "partials/variant_results.html", _results_context(request, filterset)
+        ),
         *cache.request_key(request),
     )
     if partial:
@@ -135,7 +162,12 @@ def _csv(request, filterset) -> str:
     writer = csv.DictWriter(out, fieldnames=RECORD_FIELDS, lineterminator="\n")
     writer.writeheader()
     for variant in filterset.qs:
-        writer.writerow({k: ("" if v is None else v) for k, v in _record(variant, request.build_absolute_uri).items()})
+        writer.writerow(
+            {
+                k: ("" if v is None else v)
+                for k, v in _record(variant, request.build_absolute_uri).items()
+            }
+        )
     return out.getvalue()
 
 
@@ -149,7 +181,8 @@ def api_variants(request):
     if not filterset.is_valid():
         fields = _errors(filterset)
         return JsonResponse(
-            {"error": f"Invalid value for {', '.join(sorted(fields))}.", "fields": fields}, status=400
+            {"error": f"Invalid value for {', '.join(sorted(fields))}.", "fields": fields},
+            status=400,
         )
 
     def body():
@@ -157,4 +190,6 @@ def api_variants(request):
         return json.dumps({"count": len(results), "results": results})
 
     payload = cache.cached("api-variants", body, *cache.request_key(request, request.get_host()))
-    return cache.mark_cacheable(HttpResponse(payload, content_type="application/json"), tag, vary=())
+    return cache.mark_cacheable(
+        HttpResponse(payload, content_type="application/json"), tag, vary=()
+    )

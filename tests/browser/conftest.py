@@ -3,6 +3,7 @@
 `playwright install` cannot download browsers here, so the system Chromium is used, headless,
 with the flags that keep it off the network.
 """
+
 import os
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """The variant matrix in Chromium: htmx filtering, history, grid links, no-JS, labels."""
+
 import re
 
 import pytest
@@ -12,7 +13,10 @@ from catalog.models import Variant
 def matrix(page, seeded_live_server):
     cache.clear()
     page.csp_violations = []
-    page.on("console", lambda m: "Content Security Policy" in m.text and page.csp_violations.append(m.text))
+    page.on(
+        "console",
+        lambda m: "Content Security Policy" in m.text and page.csp_violations.append(m.text),
+    )
     page.goto(f"{seeded_live_server.url}/variants/")
     expect(page.get_by_test_id("result-count")).to_have_text("804")
     return page
@@ -72,10 +76,14 @@ def test_back_restores_the_form_too_so_the_next_change_keeps_the_selection(matri
 
 def test_grid_cell_opens_the_variant_page(page, seeded_live_server):
     cache.clear()
-    page.goto(f"{seeded_live_server.url}/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch")
+    page.goto(
+        f"{seeded_live_server.url}/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch"
+    )
     cell = page.get_by_role("link", name="pytorch-python313-cuda12_8-sm90-avx512", exact=True)
     cell.click()
-    expect(page).to_have_url(re.compile(r"/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/$"))
+    expect(page).to_have_url(
+        re.compile(r"/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/$")
+    )
     expect(page.locator("h1")).to_contain_text("pytorch-python313-cuda12_8-sm90-avx512")
 
 
@@ -106,7 +114,9 @@ def test_works_without_javascript(browser, seeded_live_server):
 
 def test_a_bad_value_shows_the_error_beside_the_field(page, seeded_live_server):
     page.goto(f"{seeded_live_server.url}/variants/?gpu=sm999")
-    expect(page.locator("#filter-gpu .field-error")).to_contain_text("sm999 is not one of the available choices")
+    expect(page.locator("#filter-gpu .field-error")).to_contain_text(
+        "sm999 is not one of the available choices"
+    )
 
 
 def test_every_form_control_has_a_label(matrix):

@@ -1,4 +1,5 @@
 """The reference pages in Chromium: copy buttons, links between pages, the docs' contents."""
+
 import re
 
 import pytest
@@ -41,7 +42,9 @@ def test_without_javascript_the_commands_are_plain_selectable_text(browser, site
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{site}{SM90}")
-    expect(page.locator("#cmd-build")).to_have_text("flox build pytorch-python313-cuda12_8-sm90-avx512")
+    expect(page.locator("#cmd-build")).to_have_text(
+        "flox build pytorch-python313-cuda12_8-sm90-avx512"
+    )
     expect(page.locator("button.copy").first).to_be_hidden()
     context.close()
 
@@ -57,11 +60,19 @@ def test_detail_page_links_lead_to_the_branch_architecture_isa_and_other_branche
     expect(page).to_have_url(f"{site}/isas/avx512/")
 
     page.go_back()
-    page.locator("ul.other-branches").get_by_role("link", name="pytorch-python313-cuda12_9-sm90-avx512").first.click()
-    expect(page).to_have_url(re.compile(r"/variants/build-pytorch/pytorch-2\.9-python313/pytorch-python313-cuda12_9-sm90-avx512/$"))
+    page.locator("ul.other-branches").get_by_role(
+        "link", name="pytorch-python313-cuda12_9-sm90-avx512"
+    ).first.click()
+    expect(page).to_have_url(
+        re.compile(
+            r"/variants/build-pytorch/pytorch-2\.9-python313/pytorch-python313-cuda12_9-sm90-avx512/$"
+        )
+    )
     expect(page.locator("#cmd-checkout")).to_have_text("git checkout pytorch-2.9-python313")
 
-    page.locator("nav.crumbs").get_by_role("link", name="build-pytorch:pytorch-2.9-python313").click()
+    page.locator("nav.crumbs").get_by_role(
+        "link", name="build-pytorch:pytorch-2.9-python313"
+    ).click()
     expect(page).to_have_url(f"{site}/branches/build-pytorch/pytorch-2.9-python313/")
     expect(page.locator(".versions")).to_contain_text("12.9")
 
@@ -69,7 +80,9 @@ def test_detail_page_links_lead_to_the_branch_architecture_isa_and_other_branche
 def test_companion_link_leads_to_its_pytorch(page, site):
     page.goto(f"{site}/variants/build-pytorch/main/torchvision-python313-cuda12_8-sm61-avx/")
     page.get_by_role("link", name="pytorch-python313-cuda12_8-sm61-avx").click()
-    expect(page).to_have_url(f"{site}/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm61-avx/")
+    expect(page).to_have_url(
+        f"{site}/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm61-avx/"
+    )
     expect(page.locator("ul.companions")).to_contain_text("torchvision-python313-cuda12_8-sm61-avx")
 
 

@@ -1,5 +1,6 @@
 """The wizard in Chromium: a walk by clicks (htmx), the back button, the paste shortcut, copy
 buttons, and a full walk with JavaScript off."""
+
 import re
 from pathlib import Path
 
@@ -45,7 +46,11 @@ def test_walk_the_wizard_by_clicks(page, site):
     page.get_by_role("button", name="Show the recommendation").click()
     pick = page.locator("a.wizard-pick")
     expect(pick).to_have_text(H100)
-    expect(page).to_have_url(re.compile(r"os=linux.*arch=x86_64.*has_gpu=yes.*compute_cap=9\.0.*isa=avx512.*workload=general"))
+    expect(page).to_have_url(
+        re.compile(
+            r"os=linux.*arch=x86_64.*has_gpu=yes.*compute_cap=9\.0.*isa=avx512.*workload=general"
+        )
+    )
     # The copy buttons of the swapped-in result work.
     expect(page.locator("button.copy").first).to_be_visible()
     # Back: the previous step again.
@@ -59,20 +64,26 @@ def test_walk_the_wizard_by_clicks(page, site):
 
 
 def test_change_an_answer(page, site):
-    page.goto(f"{site}/wizard/?os=linux&arch=x86_64&has_gpu=yes&compute_cap=9.0&isa=avx512&workload=general&library=")
+    page.goto(
+        f"{site}/wizard/?os=linux&arch=x86_64&has_gpu=yes&compute_cap=9.0&isa=avx512&workload=general&library="
+    )
     expect(page.locator("a.wizard-pick")).to_have_text(H100)
     page.get_by_role("link", name="Change the answer to: What will you mostly run?").click()
     expect(question(page)).to_contain_text("What will you mostly run?")
     page.get_by_label("INT8 quantized inference").check()
     page.get_by_role("button", name="Next").click()
     page.get_by_role("button", name="Show the recommendation").click()
-    expect(page.locator("a.wizard-pick")).to_have_text("pytorch-python313-cuda12_8-sm90-avx512")  # the CPU claim is AVX-512 only
+    expect(page.locator("a.wizard-pick")).to_have_text(
+        "pytorch-python313-cuda12_8-sm90-avx512"
+    )  # the CPU claim is AVX-512 only
     expect(page).to_have_url(re.compile(r"workload=int8-inference"))
 
 
 def test_paste_nvidia_smi_and_lscpu(page, site):
     page.goto(f"{site}/wizard/")
-    page.get_by_label("Output of nvidia-smi").fill((HOSTS / "h100-xeon" / "nvidia-smi.txt").read_text())
+    page.get_by_label("Output of nvidia-smi").fill(
+        (HOSTS / "h100-xeon" / "nvidia-smi.txt").read_text()
+    )
     page.get_by_label("Output of lscpu").fill((HOSTS / "h100-xeon" / "lscpu.txt").read_text())
     page.get_by_role("button", name="Detect and recommend").click()
     expect(page.locator("a.wizard-pick")).to_have_text(H100)
@@ -112,7 +123,9 @@ def test_full_walk_without_javascript(browser, seeded_live_server):
     page.get_by_label("Python").select_option("3.12")
     page.get_by_role("button", name="Show the recommendation").click()
     expect(page.locator("a.wizard-pick")).to_have_text("pytorch-python312-cpu-avx2")
-    expect(page).to_have_url(re.compile(r"has_gpu=no.*cpu_flags=avx.*workload=int8-inference.*python=3\.12"))
+    expect(page).to_have_url(
+        re.compile(r"has_gpu=no.*cpu_flags=avx.*workload=int8-inference.*python=3\.12")
+    )
     expect(page.locator("button.copy").first).to_be_hidden()
     expect(page.locator("#result")).to_contain_text("flox build pytorch-python312-cpu-avx2")
     context.close()
@@ -144,5 +157,8 @@ def test_on_a_phone_the_paste_form_comes_first_and_folds_away_once_there_is_a_re
 def test_on_a_wide_screen_the_paste_form_sits_beside_the_questions(page, site):
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"{site}/wizard/")
-    paste, step = page.locator("details#paste").bounding_box(), page.locator("form.wizard-step").bounding_box()
+    paste, step = (
+        page.locator("details#paste").bounding_box(),
+        page.locator("form.wizard-step").bounding_box(),
+    )
     assert paste["x"] > step["x"] + step["width"] - 1 and abs(paste["y"] - step["y"]) < 300

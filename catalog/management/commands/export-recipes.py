@@ -3,6 +3,7 @@
 Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
 2 bad input (CommandError: unknown branch, not a checkout, unwritable target).
 """
+
 import sys
 from pathlib import Path
 
@@ -15,17 +16,38 @@ class Command(BaseCommand):
     help = "Export every variant's .flox/pkgs/<pname>.nix plus README sections and BUILD_MATRIX.md."
 
     def add_arguments(self, parser):
-        parser.add_argument("--output", default="export", help="root of the export trees (default: export/)")
-        parser.add_argument("--into", help="an existing checkout of one build repo (needs --repository and --branch)")
-        parser.add_argument("--repository", action="append", default=[], help="only this repository (repeatable)")
-        parser.add_argument("--branch", action="append", default=[], help="only this branch (repeatable)")
-        parser.add_argument("--library", action="append", default=[],
-                            choices=["pytorch", "torchvision", "torchaudio"], help="only these recipes (repeatable)")
-        parser.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
-        parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file differs")
-        parser.add_argument("--prune", action="store_true", help="delete recipe files the catalogue does not know")
         parser.add_argument(
-            "--verify", action="store_true",
+            "--output", default="export", help="root of the export trees (default: export/)"
+        )
+        parser.add_argument(
+            "--into",
+            help="an existing checkout of one build repo (needs --repository and --branch)",
+        )
+        parser.add_argument(
+            "--repository", action="append", default=[], help="only this repository (repeatable)"
+        )
+        parser.add_argument(
+            "--branch", action="append", default=[], help="only this branch (repeatable)"
+        )
+        parser.add_argument(
+            "--library",
+            action="append",
+            default=[],
+            choices=["pytorch", "torchvision", "torchaudio"],
+            help="only these recipes (repeatable)",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="report what would change; write nothing"
+        )
+        parser.add_argument(
+            "--check", action="store_true", help="write nothing; exit 1 if any file differs"
+        )
+        parser.add_argument(
+            "--prune", action="store_true", help="delete recipe files the catalogue does not know"
+        )
+        parser.add_argument(
+            "--verify",
+            action="store_true",
             help="then evaluate each tree's recipes as verify-recipes does (exit 1 on findings)",
         )
 
@@ -33,8 +55,14 @@ class Command(BaseCommand):
         try:
             if opts["into"]:
                 if len(opts["repository"]) != 1 or len(opts["branch"]) != 1:
-                    raise recipe_sync.SyncError("--into writes one branch: give exactly one --repository and one --branch.")
-                targets = [recipe_sync.checkout_target(opts["into"], opts["repository"][0], opts["branch"][0])]
+                    raise recipe_sync.SyncError(
+                        "--into writes one branch: give exactly one --repository and one --branch."
+                    )
+                targets = [
+                    recipe_sync.checkout_target(
+                        opts["into"], opts["repository"][0], opts["branch"][0]
+                    )
+                ]
             else:
                 output = Path(opts["output"])
                 targets = [
@@ -42,24 +70,40 @@ class Command(BaseCommand):
                     for b in recipe_sync.select_branches(opts["repository"], opts["branch"])
                 ]
             report = recipe_sync.export_recipes(
-                targets, libraries=opts["library"], dry_run=opts["dry_run"], check=opts["check"], prune=opts["prune"]
+                targets,
+                libraries=opts["library"],
+                dry_run=opts["dry_run"],
+                check=opts["check"],
+                prune=opts["prune"],
             )
         except recipe_sync.SyncError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         verbose = opts["verbosity"] > 1 or opts["dry_run"]
         for outcome in report.outcomes:
             if outcome.action in ("stale", "pruned"):
-                note = " (not in the catalogue; --prune deletes it)" if outcome.action == "stale" else ""
+                note = (
+                    " (not in the catalogue; --prune deletes it)"
+                    if outcome.action == "stale"
+                    else ""
+                )
                 self.stdout.write(self.style.WARNING(f"{outcome.action}: {outcome.path}{note}"))
             elif outcome.action != "unchanged" and (verbose or opts["check"]):
-                verb = {"created": "would create", "updated": "would update"}[outcome.action] if (opts["dry_run"] or opts["check"]) else outcome.action
+                verb = (
+                    {"created": "would create", "updated": "would update"}[outcome.action]
+                    if (opts["dry_run"] or opts["check"])
+                    else outcome.action
+                )
                 self.stdout.write(f"{verb}: {outcome.path}")
             elif verbose and opts["verbosity"] > 1:
                 self.stdout.write(f"unchanged: {outcome.path}")
         prefix = "dry run: " if opts["dry_run"] else ("check: " if opts["check"] else "")
-        self.stdout.write(self.style.SUCCESS(f"{prefix}{report.summary()} ({len(targets)} branch trees)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"{prefix}{report.summary()} ({len(targets)} branch trees)")
+        )
         if opts["verify"]:
             recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
         if opts["check"] and report.differing:
-            self.stderr.write(f"{len(report.differing)} files differ from the catalogue; run export-recipes to update them.")
+            self.stderr.write(
+                f"{len(report.differing)} files differ from the catalogue; run export-recipes to update them."
+            )
             sys.exit(1)

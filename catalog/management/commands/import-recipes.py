@@ -4,6 +4,7 @@ One transaction: a file that cannot be parsed aborts everything (exit 2 with fil
 reason). Recipes that break the naming rule or validation are reported as rejected and not
 saved; exit code 0 when every recipe was imported, 1 when some were rejected.
 """
+
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -16,13 +17,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="root of a build-repo checkout")
-        parser.add_argument("--repository", required=True, choices=["build-pytorch", "build-torchvision", "build-torchaudio"])
+        parser.add_argument(
+            "--repository",
+            required=True,
+            choices=["build-pytorch", "build-torchvision", "build-torchaudio"],
+        )
         parser.add_argument("--branch", required=True)
         parser.add_argument("--dry-run", action="store_true", help="report without saving")
 
     def handle(self, *args, **opts):
         try:
-            report = recipe_sync.import_checkout(opts["path"], opts["repository"], opts["branch"], dry_run=opts["dry_run"])
+            report = recipe_sync.import_checkout(
+                opts["path"], opts["repository"], opts["branch"], dry_run=opts["dry_run"]
+            )
         except recipe_sync.SyncError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         for name, outcome, detail in report.lines:
@@ -34,5 +41,7 @@ class Command(BaseCommand):
         prefix = "dry run (nothing saved): " if opts["dry_run"] else ""
         self.stdout.write(self.style.SUCCESS(prefix + report.summary()))
         if report.count("rejected"):
-            self.stderr.write(f"{report.count('rejected')} recipes differ from the naming rule or validation; fix them and import again.")
+            self.stderr.write(
+                f"{report.count('rejected')} recipes differ from the naming rule or validation; fix them and import again."
+            )
             sys.exit(1)

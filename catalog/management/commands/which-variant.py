@@ -4,14 +4,17 @@ The logic lives in catalog.wizard_cli (input and output shared with /wizard/ and
 through catalog.wizard_input and catalog.wizard_output); this module only wires it up. Exit
 codes: 0 a variant fits, 1 no variant fits this hardware, 2 invalid input (CommandError).
 """
+
 from django.core.management.base import BaseCommand
 
 from catalog import wizard_cli
 
 
 class Command(BaseCommand):
-    help = ("Recommend the variant to install from answers, tool output files or --detect "
-            "(exit 0 a variant, 1 none fits, 2 invalid input).")
+    help = (
+        "Recommend the variant to install from answers, tool output files or --detect "
+        "(exit 0 a variant, 1 none fits, 2 invalid input)."
+    )
 
     def add_arguments(self, parser):
         wizard_cli.add_arguments(parser)

@@ -147,7 +147,7 @@ class Facts:
             out["driver_cuda"] = self.cuda_version
         return out
 
-    def merge(self, new: "Facts") -> None:
+    def merge(self, new: Facts) -> None:
         """Add what another tool said (the first tool to say a thing wins; disagreements on the
         machine's OS or architecture are errors)."""
         for source in new.sources:
