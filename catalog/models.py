@@ -39,6 +39,7 @@ BLAS_CHOICES = [
     ("veclib", "vecLib (Accelerate)"),
 ]
 BACKEND_BLAS = {"cuda": {"cublas"}, "cpu": {"openblas", "mkl"}, "mps": {"veclib"}}
+ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
 STATUSES = [
     ("planned", "Planned"),
     ("recipe", "Recipe"),
@@ -258,6 +259,9 @@ class Branch(models.Model):
     derivation = models.TextField(
         blank=True, help_text="how the variant list follows from what the seeds state"
     )
+    # Set by import-recipes: the commit the branch's recipes were read from, and when.
+    source_commit = models.CharField(max_length=40, blank=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["repository", "preference", "name"]
@@ -337,6 +341,39 @@ class Variant(models.Model):
     metadata_rev = models.PositiveIntegerField(
         default=1, help_text="the .metadata-rev marker; bump it for metadata-only changes"
     )
+    # Where the variant came from. An imported variant keeps its recipe as the repository has
+    # it (text and the facts read from it), so exporting it unchanged writes that text back and
+    # a changed field becomes an in-place edit of that text.
+    origin = models.CharField(max_length=10, choices=ORIGINS, default="seeded")
+    recipe_form = models.CharField(max_length=30, blank=True, help_text="how its recipe is written")
+    recipe_path = models.CharField(
+        max_length=255, blank=True, help_text='in the checkout, e.g. ".flox/pkgs/<file>.nix"'
+    )
+    recipe_text = models.TextField(blank=True, help_text="the imported recipe, byte for byte")
+    recipe_facts = models.JSONField(
+        default=dict, blank=True, help_text="what the imported recipe said, as read"
+    )
+    # Values as the recipe writes them; empty on a seeded variant (derived from the fields above).
+    nixpkgs_pin = models.CharField(
+        max_length=40, blank=True, help_text="this recipe's nixpkgs commit; empty = the branch's"
+    )
+    cuda_packages_attr = models.CharField(
+        "CUDA package set", max_length=40, blank=True, help_text='e.g. "cudaPackages_12_8"'
+    )
+    python_attr = models.CharField(
+        "Python package set", max_length=30, blank=True, help_text='e.g. "python3Packages"'
+    )
+    gpu_targets = models.JSONField(
+        default=list, blank=True, help_text='gpuTargets as written, e.g. ["9.0"]'
+    )
+    cpu_flags = models.JSONField(
+        default=list, blank=True, help_text='cpuFlags as written, e.g. ["-mavx2", "-mfma"]'
+    )
+    platforms = models.JSONField(default=list, blank=True, help_text="meta.platforms as written")
+    torch_version_override = models.CharField(
+        max_length=20, blank=True, help_text="the torch source override's version, if any"
+    )
+    passthru = models.JSONField(default=dict, blank=True, help_text="literal passthru fields")
 
     class Meta:
         ordering = ["branch__repository", "branch__preference", "library", "pname"]
