@@ -70,7 +70,8 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     if binary is None:
         result.has_gpu = "no"
         result.notes.append(
-            "nvidia-smi is not installed (not on PATH): treating this machine as having no NVIDIA GPU."
+            "nvidia-smi is not installed (not on PATH): "
+            "treating this machine as having no NVIDIA GPU."
         )
     else:
         rc, table, err = _run([binary])

@@ -63,7 +63,10 @@ class LoadReport:
 
     def lines(self):
         for name, c in self.counts.items():
-            yield f"{name}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            yield (
+                f"{name}: {c['created']} created, {c['updated']} updated, "
+                f"{c['unchanged']} unchanged"
+            )
 
 
 def fixtures_dir() -> Path:
@@ -108,7 +111,8 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         library, backend = group["library"], group["backend"]
         if backend not in BACKEND_BLAS:
             raise SeedError(
-                f"{where} matrix: unknown backend {backend!r}; use one of {', '.join(BACKEND_BLAS)}."
+                f"{where} matrix: unknown backend {backend!r}; "
+                f"use one of {', '.join(BACKEND_BLAS)}."
             )
         # A group without its dimensions would silently describe no variants.
         _require(
@@ -124,7 +128,8 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         unknown = set(use_cases) - set(isas)
         if unknown:
             raise SeedError(
-                f"{where} matrix: use_cases names ISAs the group does not build: {', '.join(sorted(unknown))}"
+                f"{where} matrix: use_cases names ISAs the group does not build: "
+                f"{', '.join(sorted(unknown))}"
             )
         if backend == "cpu":
             specs.extend(
@@ -270,7 +275,8 @@ def _load_branches(report, data):
             key = ("build-pytorch", spec["pytorch_branch"])
             if key not in branches:
                 raise SeedError(
-                    f"{where}: pytorch_branch {spec['pytorch_branch']!r} is not a build-pytorch branch"
+                    f"{where}: pytorch_branch {spec['pytorch_branch']!r} "
+                    "is not a build-pytorch branch"
                 )
             values["pytorch_branch"] = branches[key]
         branch = _upsert(
