@@ -19,6 +19,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from catalog.http import JsonBodyError, load_json
 from catalog.recommend import AnswerError, detect_hardware, recommend, rules, steps
 from catalog.recommend.detect import MAX_BYTES
+from catalog.recommend.detect.facts import Facts
 
 # Pasted tool output: field -> what it is called in sentences. The first to say a thing wins.
 PASTES = {
@@ -199,45 +200,55 @@ def parse(params: dict, strict: bool = True) -> Parsed:
 def _detect_pastes(params: dict, parsed: Parsed) -> dict:
     detected: dict = {}
     for key, label in PASTES.items():
-        texts = [t for t in params.get(key, []) if t and t.strip()]
-        if not texts:
+        facts = _paste_facts(params, key, label)
+        if facts is None:
             continue
-        if len(texts) > 1:
-            raise AnswerError(f"Paste the {label} output once, not {len(texts)} times.", key)
-        text = texts[0]
-        size = len(text.encode("utf-8", errors="replace")) if isinstance(text, str) else len(text)
-        if size > MAX_BYTES:
-            raise AnswerError(
-                f"The {label} output is too long: at most 256 KB is accepted (paste one "
-                "processor's block of /proc/cpuinfo, or lscpu instead).",
-                key,
-            )
-        facts = detect_hardware(text)
-        if facts.errors:
-            raise AnswerError(
-                f"The {label} output could not be used: {' '.join(facts.errors)}", key
-            )
-        if len(facts.gpus) > rules.MAX_GPUS:
-            raise AnswerError(
-                f"The {label} output lists {len(facts.gpus):,} GPUs; at most "
-                f"{rules.MAX_GPUS} are accepted in one request.",
-                key,
-            )
         parsed.sources += [s for s in facts.sources if s not in parsed.sources]
-        found = facts.answers()
-        if "gpu" in found:  # the GPUs of the last paste that lists any
-            for k in ("gpu", "compute_cap", "has_gpu"):
-                detected.pop(k, None)
-        if "cpu_features" in found and "cpu_features" in detected:
-            found["cpu_features"] = sorted(
-                set(detected["cpu_features"]) | set(found["cpu_features"])
-            )
-            detected.pop("cpu_features")
-        for k, v in found.items():
-            if k == "has_gpu" and "gpu" in detected:
-                continue
-            detected.setdefault(k, v)
+        _merge_found(detected, facts.answers())
     return detected
+
+
+def _paste_facts(params: dict, key: str, label: str) -> Facts | None:
+    """What one paste field's tool output says; None when nothing was pasted there, an
+    AnswerError when it was pasted twice, is too long, or is not usable."""
+    texts = [t for t in params.get(key, []) if t and t.strip()]
+    if not texts:
+        return None
+    if len(texts) > 1:
+        raise AnswerError(f"Paste the {label} output once, not {len(texts)} times.", key)
+    text = texts[0]
+    size = len(text.encode("utf-8", errors="replace")) if isinstance(text, str) else len(text)
+    if size > MAX_BYTES:
+        raise AnswerError(
+            f"The {label} output is too long: at most 256 KB is accepted (paste one "
+            "processor's block of /proc/cpuinfo, or lscpu instead).",
+            key,
+        )
+    facts = detect_hardware(text)
+    if facts.errors:
+        raise AnswerError(f"The {label} output could not be used: {' '.join(facts.errors)}", key)
+    if len(facts.gpus) > rules.MAX_GPUS:
+        raise AnswerError(
+            f"The {label} output lists {len(facts.gpus):,} GPUs; at most "
+            f"{rules.MAX_GPUS} are accepted in one request.",
+            key,
+        )
+    return facts
+
+
+def _merge_found(detected: dict, found: dict) -> None:
+    """Add one paste's answers to those of the pastes before it: the GPUs of the last paste that
+    lists any, the union of the CPU features, otherwise the first paste to say a thing."""
+    if "gpu" in found:
+        for k in ("gpu", "compute_cap", "has_gpu"):
+            detected.pop(k, None)
+    if "cpu_features" in found and "cpu_features" in detected:
+        found["cpu_features"] = sorted(set(detected["cpu_features"]) | set(found["cpu_features"]))
+        detected.pop("cpu_features")
+    for k, v in found.items():
+        if k == "has_gpu" and "gpu" in detected:
+            continue
+        detected.setdefault(k, v)
 
 
 # ---------------------------------------------------------------------------------------------

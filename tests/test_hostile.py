@@ -446,7 +446,9 @@ class TestRecommendLimits:
         csv = "name, compute_cap\n" + "".join(
             f"{n}, {cc}\n"
             for n, cc in zip(
-                names * 8, ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "12.0"] * 8
+                names * 8,
+                ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "12.0"] * 8,
+                strict=True,
             )
         )
         response = client.post(
