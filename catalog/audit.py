@@ -11,13 +11,17 @@ remains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import archspec.cpu
 from django.core.exceptions import ValidationError
 
 from catalog import hardware, lint, naming
+
+if TYPE_CHECKING:
+    from catalog.models import Branch
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,7 @@ def gather_facts() -> CatalogueFacts:
     )
 
 
-def _validation_findings():
+def _validation_findings() -> Iterator[Finding]:
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
     from catalog.services import validation_message
 
@@ -350,13 +354,13 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
 # ---------------------------------------------------------------- lint records
 
 
-def branch_imported(branch) -> bool:
+def branch_imported(branch: Branch) -> bool:
     """Whether a branch was read from a build repository rather than seeded: the one place that
     asks (Branch.is_imported where the model records its origin; seeded otherwise)."""
     return bool(getattr(branch, "is_imported", False))
 
 
-def _gates(branch, imported: bool, gate: set) -> bool:
+def _gates(branch: Branch, imported: bool, gate: set) -> bool:
     if "none" in gate:
         return False
     return (
@@ -366,7 +370,7 @@ def _gates(branch, imported: bool, gate: set) -> bool:
     )
 
 
-def _lint_branches(branches, gate: set) -> list[BranchLint]:
+def _lint_branches(branches: list[Branch], gate: set) -> list[BranchLint]:
     by_branch: dict = {}
     for finding in lint.lint(lint_records(), architecture_facts()):
         by_branch.setdefault((finding.repository, finding.branch), []).append(finding)

@@ -111,9 +111,15 @@ def verify_folders(
     return reports
 
 
-def verify(path: Path, isa_flags: Mapping[str, Sequence[str]], **options) -> Report:
+def verify(
+    path: Path,
+    isa_flags: Mapping[str, Sequence[str]],
+    *,
+    jobs: int = 2,
+    file_timeout: float = nix_eval.FILE_TIMEOUT_S,
+) -> Report:
     """verify_folders for one PATH."""
-    return verify_folders([path], isa_flags, **options)[0]
+    return verify_folders([path], isa_flags, jobs=jobs, file_timeout=file_timeout)[0]
 
 
 # ---------------------------------------------------------------- the rules

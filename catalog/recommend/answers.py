@@ -18,7 +18,7 @@ from catalog import hardware, naming
 from catalog.recommend import cpus, rules, steps
 from catalog.recommend import gpus as gpu_names
 from catalog.recommend.readers import AnswerError
-from catalog.recommend.snapshot import Catalogue, IsaInfo
+from catalog.recommend.snapshot import BranchInfo, Catalogue, IsaInfo
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Answers:
         key = naming.version_key(self.driver)
         return key[0] if key else None
 
-    def changed(self, **changes) -> Answers:
+    def changed(self, **changes: object) -> Answers:
         return replace(self, **changes)
 
 
@@ -116,7 +116,7 @@ def _read_fields(raw: Mapping, cat: Catalogue, errors: list) -> tuple[dict, froz
     return values, frozenset(given)
 
 
-def normalise(raw, cat: Catalogue) -> tuple[Answers, list[AnswerError]]:
+def normalise(raw: object, cat: Catalogue) -> tuple[Answers, list[AnswerError]]:
     """Raw answers (field name -> text or list) -> (Answers, errors). Never raises."""
     if raw is None:
         raw = {}
@@ -407,7 +407,7 @@ def _cpu_features(
 # ---------------------------------------------------------------------------------------------
 
 
-def branch_matches(branch, key: str, value: str) -> bool:
+def branch_matches(branch: BranchInfo, key: str, value: str) -> bool:
     for ckey, attr, how, _label in rules.BRANCH_CONSTRAINTS:
         if ckey != key:
             continue

@@ -120,7 +120,7 @@ class Recommendation:
 # ---------------------------------------------------------------------------------------------
 
 
-def recommend(answers, catalogue: Catalogue) -> Recommendation:
+def recommend(answers: object, catalogue: Catalogue) -> Recommendation:
     """Walk the decision for these answers; never raises."""
     try:
         return _recommend(answers, catalogue)
@@ -319,7 +319,7 @@ def _cpu_alternative(a: Answers, cat: Catalogue, rec: Recommendation, why: str) 
 def _summarise_hardware(variants) -> str:
     """'SM61 + avx, SM75 + avx' for few variants; 'SM61, SM75, …, CPU-only' for many."""
 
-    def cc(sm):
+    def cc(sm: str) -> tuple[int, ...]:
         return naming.version_key(naming.compute_capability_from_sm(sm)) if sm else (99,)
 
     combos = sorted({(v.sm, v.isa, v.backend) for v in variants}, key=lambda c: (cc(c[0]), c[1]))
@@ -586,7 +586,7 @@ def _pick_warnings(
 def _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick) -> None:
     """The specialised ISAs the CPU runs, and the general one, on the same branch and CUDA."""
 
-    def same_build(slug):
+    def same_build(slug: str) -> list[VariantInfo]:
         return [v for v in in_branch if v.isa == slug and v.cuda_version == pick.cuda_version]
 
     for slug, why in rules.SPECIALISED_ISAS.items():

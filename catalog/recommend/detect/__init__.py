@@ -90,7 +90,7 @@ def _too_big(size: int) -> Facts:
     )
 
 
-def detect(data) -> Facts:
+def detect(data: object) -> Facts:
     """Recognise and parse pasted tool output (str or bytes). Never raises."""
     try:
         return _detect(data)
@@ -125,7 +125,7 @@ def _text_of(data) -> tuple[str, Facts | None]:
     return data, None
 
 
-def _detect(data) -> Facts:
+def _detect(data: object) -> Facts:
     text, refusal = _usable_text(data)
     if refusal is not None:
         return refusal
