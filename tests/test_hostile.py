@@ -1,4 +1,4 @@
-"""Hostile input (issue 14): each case reproduced, and its bounded, clear outcome asserted.
+"""Hostile input: each case reproduced, and its bounded, clear outcome asserted.
 
 One `class Test…` block per area.
 """
@@ -113,7 +113,7 @@ class TestNixRecipes:
             edit_recipe(self.RECIPE, {"nixpkgs_pin": 'abc1234.tar.gz"; x = "y'})
 
 
-# ---------------------------------------------------------------- verify-recipes (issue 11)
+# ---------------------------------------------------------------- verify-recipes
 
 
 @pytest.mark.django_db
