@@ -130,7 +130,7 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     return result
 
 
-def save(result: Probe, directory) -> list[Path]:
+def save(result: Probe, directory: str | Path) -> list[Path]:
     """Write what was read into `directory` (for test data); returns the paths written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,14 +55,14 @@ class VariantSpec:
 class LoadReport:
     counts: dict = field(default_factory=dict)  # model name -> Counter(created/updated/unchanged)
 
-    def add(self, model_name, outcome):
+    def add(self, model_name: str, outcome: str) -> None:
         self.counts.setdefault(model_name, Counter())[outcome] += 1
 
     @property
-    def changed(self):
+    def changed(self) -> int:
         return sum(c["created"] + c["updated"] for c in self.counts.values())
 
-    def lines(self):
+    def lines(self) -> Iterator[str]:
         for name, c in self.counts.items():
             yield (
                 f"{name}: {c['created']} created, {c['updated']} updated, "

@@ -15,9 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest, QueryDict
 
 from catalog.http import JsonBodyError, load_json
-from catalog.recommend import AnswerError, detect_hardware, recommend, rules, steps
+from catalog.recommend import (
+    AnswerError,
+    Catalogue,
+    Recommendation,
+    detect_hardware,
+    recommend,
+    rules,
+    steps,
+)
 from catalog.recommend.detect import MAX_BYTES
 from catalog.recommend.detect.facts import Facts
 
@@ -54,7 +63,7 @@ class Parsed:
 # ---------------------------------------------------------------------------------------------
 
 
-def check_size(request, limit: int = MAX_BODY) -> None:
+def check_size(request: HttpRequest, limit: int = MAX_BODY) -> None:
     """Refuse a body over `limit` from its Content-Length, before a byte of it is read."""
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit():
@@ -70,7 +79,7 @@ def _count(params: dict) -> dict:
     return params
 
 
-def params_from_querydict(qd) -> dict:
+def params_from_querydict(qd: QueryDict) -> dict:
     return _count({key: list(values) for key, values in qd.lists()})
 
 
@@ -106,7 +115,7 @@ def _query_count(raw: str) -> None:
         )
 
 
-def read_query(request) -> dict:
+def read_query(request: HttpRequest) -> dict:
     """The query string's fields (GET), within the limits."""
     _query_count(request.META.get("QUERY_STRING", ""))
     try:
@@ -115,7 +124,7 @@ def read_query(request) -> dict:
         raise AnswerError(f"Too many fields; at most {MAX_VALUES} values are accepted.") from None
 
 
-def read_form(request) -> dict:
+def read_form(request: HttpRequest) -> dict:
     """A POSTed form's fields (urlencoded or multipart; uploaded paste files are read as text),
     within the limits; the size is checked before the body is read."""
     check_size(request)
@@ -130,7 +139,7 @@ def read_form(request) -> dict:
     return _count(params)
 
 
-def read_request(request) -> dict:
+def read_request(request: HttpRequest) -> dict:
     """The API's input: a query string (GET), a form or a JSON object (POST)."""
     if request.method != "POST":
         return read_query(request)
@@ -256,7 +265,9 @@ def _merge_found(detected: dict, found: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def decide(answers: dict, catalogue=None, partial: bool = False):
+def decide(
+    answers: dict, catalogue: Catalogue | None = None, partial: bool = False
+) -> Recommendation:
     """recommend() over the catalogue. Bad answers raise AnswerError (the first one's field);
     missing ones too, unless `partial` (the wizard asks for them next: the Recommendation's
     next_step says which)."""
