@@ -9,7 +9,7 @@ rules in catalog.recommend.rules. The result is a `Recommendation`; it never rai
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from catalog import naming
@@ -26,7 +26,7 @@ from catalog.recommend.answers import (
     normalise,
 )
 from catalog.recommend.readers import AnswerError
-from catalog.recommend.snapshot import Catalogue, IsaInfo, VariantInfo
+from catalog.recommend.snapshot import BranchInfo, Catalogue, IsaInfo, VariantInfo
 from catalog.vocabulary import LIBRARIES
 
 # ---------------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def recommend(answers: object, catalogue: Catalogue) -> Recommendation:
         )
 
 
-def _recommend(raw, cat: Catalogue) -> Recommendation:
+def _recommend(raw: object, cat: Catalogue) -> Recommendation:
     a, errors = normalise(raw, cat)
     rec = Recommendation(detected=_detected(a, cat), answers=a)
     if errors:
@@ -316,7 +316,7 @@ def _cpu_alternative(a: Answers, cat: Catalogue, rec: Recommendation, why: str) 
         _fallback(a.changed(gpus=(), has_gpu="no"), cat, rec, why, "cpu", "", f"CPU-only {a.arch}")
 
 
-def _summarise_hardware(variants) -> str:
+def _summarise_hardware(variants: list[VariantInfo]) -> str:
     """'SM61 + avx, SM75 + avx' for few variants; 'SM61, SM75, …, CPU-only' for many."""
 
     def cc(sm: str) -> tuple[int, ...]:
@@ -343,11 +343,13 @@ def _summarise_hardware(variants) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _isa_missing(isa, features) -> set[str]:
+def _isa_missing(isa: IsaInfo, features: Iterable[str]) -> set[str]:
     return set(isa_features(isa) - set(features))
 
 
-def _branch_sort_key(cat: Catalogue, repos: tuple, best_rank: dict):
+def _branch_sort_key(
+    cat: Catalogue, repos: tuple, best_rank: dict
+) -> Callable[[tuple[str, str]], tuple]:
     """The sort key of rules.BRANCH_ORDER over branch keys (repository, name)."""
     keys = {
         "best_isa": lambda key: best_rank[key],
@@ -426,7 +428,7 @@ def _choose_branch(
     repos: tuple,
     isa_rank: Callable[[VariantInfo], int],
     backend: str,
-) -> tuple:
+) -> tuple[BranchInfo | None, list[VariantInfo]]:
     """The branch first in rules.BRANCH_ORDER among those with a runnable build, and its
     runnable builds."""
     by_branch: dict = {}
@@ -486,7 +488,7 @@ def _constrained(
     a: Answers,
     cat: Catalogue,
     rec: Recommendation,
-    lib_pool: list,
+    lib_pool: list[VariantInfo],
     backend: str,
     sm: str,
     hardware: str,
@@ -522,7 +524,7 @@ def _no_runnable_isa(
     a: Answers,
     cat: Catalogue,
     rec: Recommendation,
-    constrained: list,
+    constrained: list[VariantInfo],
     order: list[str],
     hardware: str,
 ) -> None:
@@ -543,7 +545,7 @@ def _no_runnable_isa(
     )
 
 
-def _as_pick(pick: VariantInfo, branch) -> Pick:
+def _as_pick(pick: VariantInfo, branch: BranchInfo | None) -> Pick:
     return Pick(
         pname=pick.pname,
         repository=pick.repository,
@@ -561,7 +563,7 @@ def _as_pick(pick: VariantInfo, branch) -> Pick:
 
 
 def _pick_warnings(
-    a: Answers, rec: Recommendation, pick: VariantInfo, branch, backend: str
+    a: Answers, rec: Recommendation, pick: VariantInfo, branch: BranchInfo | None, backend: str
 ) -> None:
     """The chosen build has no successful build yet, or needs a newer driver than the one given."""
     if pick.status in ("planned", "failed"):
@@ -583,7 +585,15 @@ def _pick_warnings(
         )
 
 
-def _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick) -> None:
+def _isa_alternatives(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    isa: str,
+    runnable_isas: set[str],
+    in_branch: list[VariantInfo],
+    pick: VariantInfo,
+) -> None:
     """The specialised ISAs the CPU runs, and the general one, on the same branch and CUDA."""
 
     def same_build(slug: str) -> list[VariantInfo]:
@@ -613,7 +623,7 @@ def _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _labels(cat: Catalogue, slugs) -> str:
+def _labels(cat: Catalogue, slugs: Iterable[str]) -> str:
     return ", ".join(cat.isa(s).label for s in slugs if cat.isa(s))
 
 
@@ -705,7 +715,16 @@ def _cpu_names(label: str) -> list[str]:
     return [n for n in names if len(n) >= 4]
 
 
-def _isa_reason(a, cat, rec, isa, pref, runnable_isas, branch_isas, hardware) -> None:
+def _isa_reason(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    isa: str,
+    pref: list[str],
+    runnable_isas: set[str],
+    branch_isas: set[str],
+    hardware: str,
+) -> None:
     label = cat.isa(isa).label if cat.isa(isa) else isa
     workload = rules.WORKLOAD_SHORT.get(a.workload, a.workload)
     prefix = f"For {workload}" + ("" if a.workload_given else " (the default workload)")
@@ -723,7 +742,16 @@ def _isa_reason(a, cat, rec, isa, pref, runnable_isas, branch_isas, hardware) ->
         )
 
 
-def _branch_reason(a, cat, rec, branch, lib_pool, constrained, hardware, library) -> None:
+def _branch_reason(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    branch: BranchInfo,
+    lib_pool: list[VariantInfo],
+    constrained: list[VariantInfo],
+    hardware: str,
+    library: str,
+) -> None:
     desc = (
         f"{branch.repository} {branch.name} (PyTorch {branch.pytorch_version}, CUDA "
         f"{' / '.join(branch.cuda_versions)}, Python {branch.python_version})"
@@ -765,7 +793,9 @@ def _driver_cuda(a: Answers) -> str:
     return next((cuda for min_driver, cuda in rules.DRIVER_CUDA if major >= min_driver), "10.0")
 
 
-def _pick_cuda(a: Answers, rec: Recommendation, same_isa: list, backend: str):
+def _pick_cuda(
+    a: Answers, rec: Recommendation, same_isa: list[VariantInfo], backend: str
+) -> VariantInfo:
     if backend != "cuda":
         return same_isa[0]
     versions = sorted({v.cuda_version for v in same_isa}, key=naming.version_key, reverse=True)
@@ -822,7 +852,14 @@ def _min_driver_for(cuda: str) -> int:
     return rules.DRIVER_CUDA[0][0]
 
 
-def _newer_branch_alternative(a, cat, rec, branch, pick, runnable) -> None:
+def _newer_branch_alternative(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    branch: BranchInfo | None,
+    pick: VariantInfo,
+    runnable: list[VariantInfo],
+) -> None:
     """The same build (library, backend, GPU, ISA) on a branch with a newer PyTorch."""
     if branch is None:
         return
