@@ -82,10 +82,20 @@ class BranchAdmin(admin.ModelAdmin):
         return " / ".join(obj.cuda_versions)
 
 
+# The fields an editor sets by hand, in the groups the admin shows them; the rest of a variant
+# (its origin and the facts read from an imported recipe) is written by the importer.
+VARIANT_FIELDSETS = [
+    (None, ["pname", "branch", "library", "backend", "status"]),
+    ("Target", ["gpu_arch", "cuda_version", "cpu_isa", "platform", "python_version", "blas"]),
+    ("Recipe inputs", ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]),
+    ("Description", ["use_case", "notes"]),
+]
+
+
 class VariantAdminForm(forms.ModelForm):
     class Meta:
         model = Variant
-        fields = "__all__"
+        fields = [name for _title, names in VARIANT_FIELDSETS for name in names]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -150,26 +160,10 @@ class VariantAdmin(admin.ModelAdmin):
     autocomplete_fields = ["depends_on"]
     readonly_fields = ["computed_pname"]
     inlines = [BuildRecordInline]
+    # The composed name shows beside the name it replaces when left empty.
     fieldsets = [
-        (None, {"fields": ["pname", "computed_pname", "branch", "library", "backend", "status"]}),
-        (
-            "Target",
-            {
-                "fields": [
-                    "gpu_arch",
-                    "cuda_version",
-                    "cpu_isa",
-                    "platform",
-                    "python_version",
-                    "blas",
-                ]
-            },
-        ),
-        (
-            "Recipe inputs",
-            {"fields": ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]},
-        ),
-        ("Description", {"fields": ["use_case", "notes"]}),
+        (title, {"fields": ["pname", "computed_pname", *names[1:]] if title is None else names})
+        for title, names in VARIANT_FIELDSETS
     ]
 
     @admin.display(description="name composed from the fields")
