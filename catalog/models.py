@@ -11,34 +11,20 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
-from catalog import hardware, naming
+from catalog import hardware, naming, vocabulary
 
-REPOSITORIES = [
-    ("build-pytorch", "build-pytorch"),
-    ("build-torchvision", "build-torchvision"),
-    ("build-torchaudio", "build-torchaudio"),
-]
+REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
-REPOSITORY_LIBRARIES = {
-    "build-pytorch": {"pytorch", "torchvision", "torchaudio"},
-    "build-torchvision": {"torchvision"},
-    "build-torchaudio": {"torchaudio"},
-}
-LIBRARIES = [("pytorch", "PyTorch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio")]
-BACKENDS = [("cuda", "CUDA"), ("cpu", "CPU only"), ("mps", "Apple MPS")]
-PLATFORMS = [
-    ("x86_64-linux", "x86_64-linux"),
-    ("aarch64-linux", "aarch64-linux"),
-    ("aarch64-darwin", "aarch64-darwin"),
+REPOSITORY_LIBRARIES = {key: set(r.libraries) for key, r in vocabulary.REPOSITORIES.items()}
+# Pages name the companion libraries by their package names.
+LIBRARIES = [
+    (key, lib.label if key == "pytorch" else key) for key, lib in vocabulary.LIBRARIES.items()
 ]
-CPU_ARCHES = [("x86_64", "x86_64"), ("aarch64", "aarch64")]
-BLAS_CHOICES = [
-    ("cublas", "cuBLAS (OpenBLAS host-side)"),
-    ("openblas", "OpenBLAS"),
-    ("mkl", "Intel MKL"),
-    ("veclib", "vecLib (Accelerate)"),
-]
-BACKEND_BLAS = {"cuda": {"cublas"}, "cpu": {"openblas", "mkl"}, "mps": {"veclib"}}
+BACKENDS = vocabulary.choices(vocabulary.BACKENDS)
+PLATFORMS = vocabulary.choices(vocabulary.PLATFORMS)
+CPU_ARCHES = vocabulary.choices(vocabulary.CPU_ARCHES)
+BLAS_CHOICES = vocabulary.choices(vocabulary.BLAS)
+BACKEND_BLAS = {key: set(b.blas) for key, b in vocabulary.BACKENDS.items()}
 ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
 STATUSES = [
     ("planned", "Planned"),
@@ -49,7 +35,7 @@ STATUSES = [
     ("published", "Published"),
 ]
 # Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
-DISABLEABLE_FEATURES = ("cudnn", "fbgemm", "mkldnn", "nnpack")
+DISABLEABLE_FEATURES = tuple(vocabulary.FEATURES)
 # cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
 CUDNN_DROPS_PRE_TURING_FROM = (9, 11)
 CUDNN_MIN_COMPUTE_CAPABILITY = (7, 5)
@@ -277,6 +263,11 @@ class Branch(models.Model):
         return reverse("catalog:branch", args=[self.repository, self.name])
 
     @property
+    def is_imported(self) -> bool:
+        """Read from a build repository by import-recipes (rather than seeded)."""
+        return self.imported_at is not None
+
+    @property
     def cuda_major_minors(self):
         return [naming.cuda_major_minor(v) for v in self.cuda_versions]
 
@@ -339,7 +330,10 @@ class Variant(models.Model):
     )
     extra_cmake_flags = models.JSONField(default=list, blank=True)
     metadata_rev = models.PositiveIntegerField(
-        default=1, help_text="the .metadata-rev marker; bump it for metadata-only changes"
+        null=True,
+        blank=True,
+        default=1,
+        help_text="the .metadata-rev marker; bump it for metadata-only changes; empty = none",
     )
     # Where the variant came from. An imported variant keeps its recipe as the repository has
     # it (text and the facts read from it), so exporting it unchanged writes that text back and
@@ -420,6 +414,10 @@ class Variant(models.Model):
 
         if not self.branch_id:
             raise ValidationError({"branch": "Choose a branch."})
+        if self.origin == "imported":
+            # An imported variant is what its repository holds; its inconsistencies are the
+            # audit's findings (catalog/lint.py), not reasons to refuse it.
+            return
         branch = self.branch
         if self.library not in REPOSITORY_LIBRARIES.get(branch.repository, set()):
             err("library", f"{branch.repository} does not build {self.library}.")
@@ -472,7 +470,8 @@ class Variant(models.Model):
                 if self.cuda_version not in branch.cuda_major_minors:
                     err(
                         "cuda_version",
-                        f"{branch} builds CUDA {', '.join(branch.cuda_versions)}, not {self.cuda_version}.",
+                        f"{branch} builds CUDA {', '.join(branch.cuda_versions)}, "
+                        f"not {self.cuda_version}.",
                     )
                 if self.gpu_arch_id and not self.gpu_arch.supports_cuda(self.cuda_version):
                     arch = self.gpu_arch
@@ -526,7 +525,8 @@ class Variant(models.Model):
             if mismatched:
                 err(
                     "depends_on",
-                    f"{dep.pname} differs in {', '.join(mismatched)}; a companion must match its PyTorch.",
+                    f"{dep.pname} differs in {', '.join(mismatched)}; "
+                    "a companion must match its PyTorch.",
                 )
 
         if not errors:

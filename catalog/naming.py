@@ -98,7 +98,8 @@ def parse(pname: str) -> NameParts:
     match = _NAME_RE.match(pname or "")
     if not match:
         raise InvalidName(
-            f"{pname!r} does not follow <library>-python<NN>-(cuda<M>_<m>-<sm>-<isa>|cpu-<isa>|darwin-mps)"
+            f"{pname!r} does not follow "
+            "<library>-python<NN>-(cuda<M>_<m>-<sm>-<isa>|cpu-<isa>|darwin-mps)"
         )
     py = match["py"]
     python_version = f"{py[0]}.{py[1:]}"
@@ -196,3 +197,21 @@ def version_key(version: str) -> tuple[int, ...]:
             break
         key.append(int(part))
     return tuple(key)
+
+
+_LIBRARY_RELEASE_RE = re.compile(r"^(pytorch|torchvision|torchaudio)\d+-")
+
+
+def parse_lenient(name: str) -> NameParts | None:
+    """Parse a name as the build repositories write it, or None: also reads a release number
+    after the library (`pytorch210-python313-…`) and dotted ISA slugs (`armv8.2`)."""
+    cleaned = _LIBRARY_RELEASE_RE.sub(r"\1-", name or "").replace(".", "_")
+    try:
+        return parse(cleaned)
+    except InvalidName:
+        return None
+
+
+def isa_slug(written: str) -> str:
+    """An ISA as recipes and names write it -> its slug: 'armv8.2' -> 'armv8_2'."""
+    return (written or "").strip().lower().replace(".", "_").replace("-", "_")
