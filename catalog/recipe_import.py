@@ -210,17 +210,15 @@ def _branch(report: ImportReport, parsed, matrix, source_commit: str) -> Branch:
 
 
 def _finish_branch(branch: Branch, report: ImportReport) -> None:
-    """The branch's CUDA versions are those its variants build, newest first."""
-    versions = sorted(
-        {v for v in branch.variants.values_list("cuda_version", flat=True) if v},
-        key=naming.version_key,
-        reverse=True,
-    )
-    if versions and versions != branch.cuda_versions:
-        branch.cuda_versions = versions
-        if report.branch_outcome == "unchanged":
-            report.branch_outcome = "updated"
-    if report.changed and report.branch_outcome == "unchanged":
+    """The branch lists every CUDA version its variants build (newest first); versions it
+    already states, such as "12.9.1", stand for their MAJOR.MINOR."""
+    built = {v for v in branch.variants.values_list("cuda_version", flat=True) if v}
+    missing = built - set(branch.cuda_major_minors)
+    if missing:
+        branch.cuda_versions = sorted(
+            [*branch.cuda_versions, *missing], key=naming.version_key, reverse=True
+        )
+    if (missing or report.changed) and report.branch_outcome == "unchanged":
         report.branch_outcome = "updated"
     if report.branch_outcome != "unchanged":
         branch.imported_at = timezone.now()

@@ -15,14 +15,10 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from catalog import exporters, naming
 from catalog.exporters import markdown as md
-from catalog.importers import ParseError, parse_branch_facts, parse_recipe
-from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
-from catalog.services import assign_changed, validation_message
+from catalog.models import Branch, Variant
 
 README = "README.md"
 BUILD_MATRIX = "BUILD_MATRIX.md"

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from catalog import naming, vocabulary
-from catalog.nix.facts import RecipeFacts
+from catalog.nix.facts import PytorchSource, RecipeFacts
 
 # `cudaPackages_12_8` -> 12.8. A set named by major only (`cudaPackages_13`) is that major's
 # `.0` release: the real recipes that select it are named `…-cuda13_0-…` and pass
@@ -62,6 +62,16 @@ def facts_json(facts: RecipeFacts) -> dict:
     data = asdict(facts)
     data.pop("spans", None)
     return data
+
+
+def facts_from_json(data: dict) -> RecipeFacts:
+    """Variant.recipe_facts back into RecipeFacts (for the audit's lint)."""
+    known = {f.name for f in fields(RecipeFacts)} - {"spans", "pytorch_source"}
+    source = data.get("pytorch_source")
+    return RecipeFacts(
+        **{key: value for key, value in data.items() if key in known},
+        pytorch_source=PytorchSource(**source) if source else None,
+    )
 
 
 def cuda_version_of(attr: str) -> str:

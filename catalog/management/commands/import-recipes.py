@@ -48,12 +48,13 @@ class Command(BaseCommand):
                 f"{', '.join(vocabulary.REPOSITORIES)}.",
                 returncode=2,
             )
+        names = [opts["branch"]] if isinstance(opts["branch"], str) else list(opts["branch"])
         options = {"skip_invalid": opts["skip_invalid"], "dry_run": opts["dry_run"]}
         try:
             if opts["git"]:
-                reports = self._from_git(opts["path"], repository, opts["branch"], options)
+                reports = self._from_git(opts["path"], repository, names, options)
             else:
-                reports = [self._from_checkout(opts["path"], repository, opts["branch"], options)]
+                reports = [self._from_checkout(opts["path"], repository, names, options)]
         except ImportFailure as exc:
             for line in exc.details:
                 self.stderr.write(line)
