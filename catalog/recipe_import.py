@@ -266,7 +266,9 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}
     isas = {i.slug: i for i in CpuIsa.objects.all()}
-    existing = list(Variant.objects.filter(branch=branch))
+    existing = list(
+        Variant.objects.filter(branch=branch).select_related("gpu_arch", "cpu_isa", "depends_on")
+    )
     by_path = {v.recipe_path: v for v in existing if v.recipe_path}
     by_pname = {v.pname: v for v in existing}
     defaults = BranchDefaults(
