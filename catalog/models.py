@@ -75,6 +75,10 @@ class GpuArchitecture(models.Model):
     def __str__(self):
         return f"{self.sm.upper()} ({self.name})"
 
+    def save(self, *args, **kwargs):
+        self.arch_number = int(naming.sm_number(self.sm))
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self):
         return reverse("catalog:architecture", args=[self.sm])
 
@@ -109,10 +113,6 @@ class GpuArchitecture(models.Model):
             value = getattr(self, field)
             if value and len(naming.version_key(value)) < 2:
                 raise ValidationError({field: f"{value!r} is not a CUDA version like 12.8."})
-
-    def save(self, *args, **kwargs):
-        self.arch_number = int(naming.sm_number(self.sm))
-        super().save(*args, **kwargs)
 
 
 class GpuModel(models.Model):
@@ -419,6 +419,19 @@ class Variant(models.Model):
             # audit's findings (catalog/lint.py), not reasons to refuse it.
             return
         branch = self.branch
+        self._clean_branch(err, branch)
+        self._clean_shape(err)
+        self._clean_platform(err)
+        self._clean_cuda(err, branch)
+        self._clean_features(err, errors)
+        self._clean_dependency(err)
+        if not errors:
+            self._clean_name(err)
+        if errors:
+            raise ValidationError(errors)
+
+    def _clean_branch(self, err, branch):
+        """The branch's repository builds the library, in the branch's Python."""
         if self.library not in REPOSITORY_LIBRARIES.get(branch.repository, set()):
             err("library", f"{branch.repository} does not build {self.library}.")
         if self.python_version != branch.python_version:
@@ -427,6 +440,8 @@ class Variant(models.Model):
                 f"{branch} builds Python {branch.python_version}, not {self.python_version}.",
             )
 
+    def _clean_shape(self, err):
+        """Which of architecture / ISA / CUDA the backend has."""
         # Backend shape: which of architecture / ISA / CUDA a variant has.
         if self.backend == "cuda":
             if not self.gpu_arch_id:
@@ -445,6 +460,8 @@ class Variant(models.Model):
             if self.backend == "mps" and self.cpu_isa_id:
                 err("cpu_isa", "The Apple MPS variant has no CPU ISA.")
 
+    def _clean_platform(self, err):
+        """Platform follows the ISA (or MPS); the BLAS fits the backend."""
         # Platform follows the ISA (or MPS).
         if self.backend == "mps":
             if self.platform != "aarch64-darwin":
@@ -462,6 +479,8 @@ class Variant(models.Model):
                 f"{self.get_blas_display()} is not a BLAS for {self.get_backend_display()} builds.",
             )
 
+    def _clean_cuda(self, err, branch):
+        """The CUDA version is the branch's and can target the architecture."""
         # CUDA: one of the branch's versions, and one that can target the architecture.
         if self.backend == "cuda" and self.cuda_version:
             if len(naming.version_key(self.cuda_version)) != 2:
@@ -483,6 +502,8 @@ class Variant(models.Model):
                         f"{arch.sm.upper()} {limit}; CUDA {self.cuda_version} cannot build it.",
                     )
 
+    def _clean_features(self, err, errors):
+        """Known features, and every one the hardware rules force off."""
         features = self.disabled_features
         if not isinstance(features, list) or not set(features) <= set(DISABLEABLE_FEATURES):
             err("disabled_features", f"Choose from {', '.join(DISABLEABLE_FEATURES)}.")
@@ -498,6 +519,8 @@ class Variant(models.Model):
         if not isinstance(self.extra_cmake_flags, list):
             err("extra_cmake_flags", "Enter a list of flags.")
 
+    def _clean_dependency(self, err):
+        """A companion names a matching PyTorch; a PyTorch variant depends on nothing."""
         # Companions link to the PyTorch they are built against.
         if self.library == "pytorch":
             if self.depends_on_id:
@@ -529,16 +552,15 @@ class Variant(models.Model):
                     "a companion must match its PyTorch.",
                 )
 
-        if not errors:
-            try:
-                expected = self.composed_pname()
-            except naming.InvalidName as exc:
-                err("pname", str(exc))
-            else:
-                if self.pname != expected:
-                    err("pname", f"The fields compose the name {expected!r}, not {self.pname!r}.")
-        if errors:
-            raise ValidationError(errors)
+    def _clean_name(self, err):
+        """The pname is what the fields compose."""
+        try:
+            expected = self.composed_pname()
+        except naming.InvalidName as exc:
+            err("pname", str(exc))
+        else:
+            if self.pname != expected:
+                err("pname", f"The fields compose the name {expected!r}, not {self.pname!r}.")
 
 
 class BuildRecord(models.Model):
