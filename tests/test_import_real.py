@@ -51,7 +51,7 @@ def imported(branch: str, stem: str, repository: str = "build-pytorch") -> Varia
 # ---------------------------------------------------------------- one fixture per form
 
 
-def test_every_form_imports_with_its_fields(tmp_path):
+def test_every_form_imports_with_its_fields(tmp_path, client):
     root = checkout(tmp_path / "forms", sorted(FORMS.glob("*.nix")))
     out, _ = run(root, repository="build-pytorch", branch="forms")
     assert "branch created; recipes: 11 created" in out
@@ -84,6 +84,12 @@ def test_every_form_imports_with_its_fields(tmp_path):
     # The least a recipe can be is still a variant: no metadata-rev, no ISA, no platforms.
     bare = imported("forms", "bare")
     assert (bare.metadata_rev, bare.cpu_isa, bare.platforms) == (None, None, [])
+    # Pages lay out what the grid cannot place (no known ISA) in a row of its own.
+    branch_page = client.get(bare.branch.get_absolute_url()).content.decode()
+    assert "grid-row-other" in branch_page and "pytorch-bare" in branch_page
+    matrix = client.get("/variants/?repository=build-pytorch&branch=forms&view=grid")
+    assert matrix.status_code == 200 and "grid-row-other" in matrix.content.decode()
+    assert client.get(bare.get_absolute_url()).status_code == 200
 
 
 def test_a_sibling_companion_links_to_the_pytorch_it_imports(tmp_path):
