@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-LIBRARIES = ("pytorch", "torchvision", "torchaudio")
-BACKENDS = ("cuda", "cpu", "mps")
+from catalog import vocabulary
+
+LIBRARIES = tuple(vocabulary.LIBRARIES)
+BACKENDS = tuple(vocabulary.BACKENDS)
 
 _NAME_RE = re.compile(
-    r"^(?P<library>pytorch|torchvision|torchaudio)"
+    rf"^(?P<library>{'|'.join(LIBRARIES)})"
     r"-python(?P<py>3\d{1,2})"
     r"-(?:"
     r"cuda(?P<cuda_major>\d{1,2})_(?P<cuda_minor>\d{1,2})-(?P<sm>sm\d{2,3})-(?P<isa_gpu>[a-z0-9_]+)"
@@ -199,7 +201,7 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(key)
 
 
-_LIBRARY_RELEASE_RE = re.compile(r"^(pytorch|torchvision|torchaudio)\d+-")
+_LIBRARY_RELEASE_RE = re.compile(rf"^({'|'.join(LIBRARIES)})\d+-")
 
 
 def parse_lenient(name: str) -> NameParts | None:

@@ -46,7 +46,7 @@ _LIBRARY_COUNTS = {
 }
 _BACKEND_COUNTS = {
     f"{backend}_count": Count("variants", filter=Q(variants__backend=backend))
-    for backend in ("cuda", "cpu", "mps")
+    for backend in vocabulary.BACKENDS
 }
 
 
