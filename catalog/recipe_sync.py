@@ -15,7 +15,6 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from catalog import exporters, naming
 from catalog.exporters import markdown as md
 from catalog.models import Branch, Variant
