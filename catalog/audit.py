@@ -119,77 +119,114 @@ def _gpu_target_problem(target: str, sm: str) -> str | None:
     return None if named == sm else f"{target!r} is {named.upper()}, not {sm.upper()}."
 
 
+def _statement(check: dict, facts: CatalogueFacts) -> str | None:
+    return "The seed documents disagree here (a recorded contradiction)."
+
+
+def _cpu_generation(check: dict, facts: CatalogueFacts) -> str | None:
+    flags = facts.isa_flags.get(check["isa"])
+    if flags is None:
+        return f"No ISA {check['isa']!r} in the catalogue."
+    features = _cpu_features(check)
+    if features is None:
+        return f"archspec knows no microarchitecture {check.get('microarch')!r}."
+    missing = hardware.missing_features(flags, features)
+    if missing:
+        return (
+            f"{check.get('cpu', check.get('microarch'))} lacks {', '.join(sorted(missing))}, "
+            f"which the {check['isa']} recipes' flags ({' '.join(flags)}) require."
+        )
+    return None
+
+
+def _architecture(check: dict, facts: CatalogueFacts) -> str | None:
+    sms = check["sm"] if isinstance(check["sm"], list) else [check["sm"]]
+    unknown = [sm for sm in sms if sm not in facts.arch_fields]
+    if unknown:
+        return f"No architecture {', '.join(unknown)} in the catalogue."
+    if "gpu_target" in check:
+        return _gpu_target_problem(check["gpu_target"], sms[0])
+    if "buildable_with" in check:
+        cuda = check["buildable_with"]
+        failing = [sm for sm in sms if not _arch_buildable(facts.arch_fields[sm], cuda)]
+        if failing:
+            return f"CUDA {cuda} cannot build {', '.join(s.upper() for s in failing)}."
+        return None
+    field, value = check["field"], check["value"]
+    actual = facts.arch_fields[sms[0]].get(field)
+    if str(actual) != str(value):
+        return f"The catalogue has {sms[0].upper()} {field} = {actual}, not {value}."
+    return None
+
+
+def _gpu_model(check: dict, facts: CatalogueFacts) -> str | None:
+    actual = facts.model_arch.get(check["model"])
+    if actual is None:
+        return f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
+    if actual != check["sm"]:
+        return (
+            f"The catalogue resolves {check['model']} to {actual.upper()}, "
+            f"not {check['sm'].upper()}."
+        )
+    return None
+
+
+def _count(check: dict, facts: CatalogueFacts) -> str | None:
+    key = (check["repository"], check["branch"])
+    actual = facts.counts.get(key, 0)
+    if actual != check["count"]:
+        return f"{key[0]}:{key[1]} has {actual} variants, not {check['count']}."
+    return None
+
+
+def _name(check: dict, facts: CatalogueFacts) -> str | None:
+    name = check["name"]
+    try:
+        naming.parse(name)
+    except naming.InvalidName as exc:
+        return f"Not a valid package name: {exc}."
+    key = (check["repository"], check["branch"])
+    if name not in facts.variant_names.get(key, set()):
+        return f"{name} is not a variant of {key[0]}:{key[1]}."
+    return None
+
+
+def _isa_slug(check: dict, facts: CatalogueFacts) -> str | None:
+    if check["slug"] not in facts.isa_flags:
+        return (
+            f"No ISA slug {check['slug']!r}; the catalogue's slugs are "
+            f"{', '.join(sorted(facts.isa_flags))}."
+        )
+    return None
+
+
+def _isa_flags(check: dict, facts: CatalogueFacts) -> str | None:
+    actual = facts.isa_flags.get(check["isa"])
+    if actual != check["flags"]:
+        return (
+            f"The {check['isa']} recipes compile with {' '.join(actual or [])}, "
+            f"not {' '.join(check['flags'])}."
+        )
+    return None
+
+
+# SourceClaim.kind -> (criteria, facts) -> None when the claim holds, else a sentence.
+CLAIM_CHECKS = {
+    "statement": _statement,
+    "cpu-generation": _cpu_generation,
+    "architecture": _architecture,
+    "gpu-model": _gpu_model,
+    "count": _count,
+    "name": _name,
+    "isa-slug": _isa_slug,
+    "isa-flags": _isa_flags,
+}
+
+
 def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
     """None when the claim holds; otherwise a sentence saying how the catalogue differs."""
-    if kind == "statement":
-        return "The seed documents disagree here (a recorded contradiction)."
-    if kind == "cpu-generation":
-        flags = facts.isa_flags.get(check["isa"])
-        if flags is None:
-            return f"No ISA {check['isa']!r} in the catalogue."
-        features = _cpu_features(check)
-        if features is None:
-            return f"archspec knows no microarchitecture {check.get('microarch')!r}."
-        missing = hardware.missing_features(flags, features)
-        if missing:
-            return (
-                f"{check.get('cpu', check.get('microarch'))} lacks {', '.join(sorted(missing))}, "
-                f"which the {check['isa']} recipes' flags ({' '.join(flags)}) require."
-            )
-        return None
-    if kind == "architecture":
-        sms = check["sm"] if isinstance(check["sm"], list) else [check["sm"]]
-        unknown = [sm for sm in sms if sm not in facts.arch_fields]
-        if unknown:
-            return f"No architecture {', '.join(unknown)} in the catalogue."
-        if "gpu_target" in check:
-            return _gpu_target_problem(check["gpu_target"], sms[0])
-        if "buildable_with" in check:
-            cuda = check["buildable_with"]
-            failing = [sm for sm in sms if not _arch_buildable(facts.arch_fields[sm], cuda)]
-            if failing:
-                return f"CUDA {cuda} cannot build {', '.join(s.upper() for s in failing)}."
-            return None
-        field, value = check["field"], check["value"]
-        actual = facts.arch_fields[sms[0]].get(field)
-        if str(actual) != str(value):
-            return f"The catalogue has {sms[0].upper()} {field} = {actual}, not {value}."
-        return None
-    if kind == "gpu-model":
-        actual = facts.model_arch.get(check["model"])
-        if actual is None:
-            return (
-                f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
-            )
-        if actual != check["sm"]:
-            return f"The catalogue resolves {check['model']} to {actual.upper()}, not {check['sm'].upper()}."
-        return None
-    if kind == "count":
-        key = (check["repository"], check["branch"])
-        actual = facts.counts.get(key, 0)
-        if actual != check["count"]:
-            return f"{key[0]}:{key[1]} has {actual} variants, not {check['count']}."
-        return None
-    if kind == "name":
-        name = check["name"]
-        try:
-            naming.parse(name)
-        except naming.InvalidName as exc:
-            return f"Not a valid package name: {exc}."
-        key = (check["repository"], check["branch"])
-        if name not in facts.variant_names.get(key, set()):
-            return f"{name} is not a variant of {key[0]}:{key[1]}."
-        return None
-    if kind == "isa-slug":
-        if check["slug"] not in facts.isa_flags:
-            return f"No ISA slug {check['slug']!r}; the catalogue's slugs are {', '.join(sorted(facts.isa_flags))}."
-        return None
-    if kind == "isa-flags":
-        actual = facts.isa_flags.get(check["isa"])
-        if actual != check["flags"]:
-            return f"The {check['isa']} recipes compile with {' '.join(actual or [])}, not {' '.join(check['flags'])}."
-        return None
-    return f"Unknown claim kind {kind!r}."
+    evaluate = CLAIM_CHECKS.get(kind)
+    return evaluate(check, facts) if evaluate else f"Unknown claim kind {kind!r}."
 
 
 def gather_facts() -> CatalogueFacts:
@@ -297,7 +334,8 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
                     key=f"count-{branch.repository}-{branch.name}",
                     kind="count",
                     subject=f"branch:{branch}",
-                    message=f"The seeds state {branch.stated_variant_count} variants; the catalogue has {actual}.",
+                    message=f"The seeds state {branch.stated_variant_count} variants; "
+                    f"the catalogue has {actual}.",
                 )
             )
     findings.extend(_validation_findings())
