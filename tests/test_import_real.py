@@ -383,3 +383,17 @@ def test_an_imported_branch_is_in_the_matrix_api_csv_and_wizard(tmp_path, client
     page = client.get(imported("imported-2.8", pname).get_absolute_url()).content.decode()
     assert 'id="as-written"' in page and 'class="highlight"' in page
     assert "cudaPackages_12_8" in page
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_git_import_shows_progress_on_a_terminal(tmp_path):
+    bare = two_branch_clone(tmp_path)
+    err = Terminal()
+    call_command("import-recipes", str(bare), git=True, stdout=StringIO(), stderr=err)
+    progress = err.getvalue()
+    assert "\r\033[K[1/2] build-pytorch:pytorch-2.10-python313 reading…" in progress
+    assert "[2/2] build-pytorch:pytorch-2.8-python312 importing…" in progress
