@@ -284,7 +284,10 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         interpreted = interpret(facts, stem, tables, defaults)
         values = _values(interpreted, text, path, archs, isas)
         values["depends_on"] = _resolve_dependency(interpreted.dependency, branch, imported)
-        variant = by_path.get(path) or by_pname.get(facts.pname)
+        # The row with this pname, else the one from this file (its pname changed); never one
+        # another file of this import already claimed.
+        candidates = (by_pname.get(facts.pname), by_path.get(path))
+        variant = next((v for v in candidates if v is not None and v.pk not in seen), None)
         if variant is None:
             variant, outcome = Variant(branch=branch, status="recipe", **values), "created"
         else:

@@ -397,3 +397,15 @@ def test_git_import_shows_progress_on_a_terminal(tmp_path):
     progress = err.getvalue()
     assert "\r\033[K[1/2] build-pytorch:pytorch-2.10-python313 reading…" in progress
     assert "[2/2] build-pytorch:pytorch-2.8-python312 importing…" in progress
+
+
+def test_a_changed_pname_updates_the_variant_of_that_file(tmp_path):
+    root = checkout(tmp_path / "c", sorted(FORMS.glob("pytorch-pinned-*.nix")))
+    run(root, repository="build-pytorch", branch="renamed")
+    recipe = root / ".flox/pkgs/pytorch-pinned-cpu.nix"
+    recipe.write_text(
+        recipe.read_text().replace('"pytorch-python312-cpu-avx2"', '"pytorch28-python312-cpu-avx2"')
+    )
+    out, _ = run(root, repository="build-pytorch", branch="renamed")
+    assert "0 created, 1 updated, 2 unchanged, 0 removed" in out
+    assert imported("renamed", "pytorch-pinned-cpu").pname == "pytorch28-python312-cpu-avx2"
