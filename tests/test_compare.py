@@ -100,3 +100,17 @@ def test_variant_page_offers_compare_with(client):
         'value="build-pytorch/pytorch-2.8-python312/pytorch-python312-cuda12_8-sm90-avx512"' in form
     )
     assert body.index('id="commands"') < body.index('id="fields"') < body.index('id="recipe"')
+
+
+def test_ticked_checkboxes_redirect_to_the_compare_url(client):
+    response = client.get("/compare/", {"compare": [A, B]})
+    assert response.status_code == 302
+    assert response["Location"] == "/compare/?" + "&".join(
+        f"v={i.replace('/', '%2F')}" for i in (A, B)
+    )
+
+
+def test_branch_page_lists_variants_with_compare_checkboxes(client):
+    body = text(client.get("/branches/build-pytorch/main/"))
+    assert 'id="compare-form"' in body and 'action="/compare/"' in body
+    assert f'name="compare" form="compare-form" value="{A}"' in body

@@ -2,8 +2,8 @@
 
 Every field in one table (rows that differ are marked), then each recipe's differences from the
 first variant's (difflib over the text `export-recipes` writes, or the imported text). The
-selection is the URL; an id that is malformed or unknown, a repeat, or fewer than 2 / more than
-4 ids is a 400 with the reason.
+selection is the URL; ticked `compare` checkboxes are redirected to it. An id that is malformed
+or unknown, a repeat, or fewer than 2 / more than 4 ids is a 400 with the reason.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import difflib
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.http import HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from catalog import selectors
@@ -130,6 +132,12 @@ def _compare_context(variants) -> dict:
 
 @require_safe
 def compare(request):
+    if "compare" in request.GET:
+        # Ticked checkboxes (name="compare") land on the one URL form of the selection.
+        ids = request.GET.getlist("v") + request.GET.getlist("compare")
+        return HttpResponseRedirect(
+            f"{reverse('catalog:compare')}?{urlencode([('v', i) for i in ids])}"
+        )
     values = request.GET.getlist("v")
     try:
         ids = parse_ids(values)
