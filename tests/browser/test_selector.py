@@ -16,7 +16,7 @@ CLICKS = [
     ("branch", "build-pytorch:main"),
     ("library", "pytorch"),
 ]
-WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
+WIDTHS = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def narrow_by_clicks(page):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_selector_narrows_to_one_variant_by_clicks(browser, site, width):
-    context = browser.new_context(viewport=dict(zip(("width", "height"), WIDTHS[width])))
+    context = browser.new_context(viewport=WIDTHS[width])
     page = context.new_page()
     page.goto(f"{site}/")
     expect(page.locator(".selector-count")).to_contain_text("variants match")
@@ -114,14 +114,14 @@ def test_i_dont_know_my_hardware_leads_to_the_paste_form(page, site):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_variant_page_puts_the_commands_above_the_facts(browser, site, width):
-    context = browser.new_context(viewport=dict(zip(("width", "height"), WIDTHS[width])))
+    context = browser.new_context(viewport=WIDTHS[width])
     page = context.new_page()
     page.goto(f"{site}{SM90_URL}")
     commands = page.locator("#commands").bounding_box()
     fields = page.locator("#fields").bounding_box()
     recipe = page.locator("#recipe").bounding_box()
     assert commands["y"] < fields["y"] < recipe["y"]
-    assert commands["y"] < WIDTHS[width][1]  # on the first screen
+    assert commands["y"] < WIDTHS[width]["height"]  # on the first screen
     expect(page.locator("#cmd-clone")).to_contain_text("github.com/barstoolbluz/build-pytorch")
     no_sideways_scroll(page)
     context.close()
@@ -129,7 +129,7 @@ def test_variant_page_puts_the_commands_above_the_facts(browser, site, width):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_with_from_a_variant_page(browser, site, width):
-    context = browser.new_context(viewport=dict(zip(("width", "height"), WIDTHS[width])))
+    context = browser.new_context(viewport=WIDTHS[width])
     page = context.new_page()
     page.goto(f"{site}{SM90_URL}")
     other = "build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx2"
