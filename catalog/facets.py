@@ -240,45 +240,54 @@ class Narrowed:
         return query_string(self.chosen)
 
 
-def _matches(row: Row, chosen: Mapping[str, str], skip: str = "") -> bool:
-    return all(row.choices[k].value == v for k, v in chosen.items() if k != skip)
+def _mismatches(row: Row, chosen: Mapping[str, str]) -> list[str]:
+    return [k for k, v in chosen.items() if row.choices[k].value != v]
 
 
-def _phrases(rows: Sequence[Row], chosen: Mapping[str, str]) -> dict[str, str]:
-    """How a sentence names each chosen value, by dimension."""
-    found = {}
-    for row in rows:
-        for key, value in chosen.items():
-            if key not in found and row.choices[key].value == value:
-                found[key] = row.choices[key].phrase
-        if len(found) == len(chosen):
-            break
-    return found
+@dataclass
+class _Tally:
+    """One pass over the rows: what each option would leave, and which chosen values occur
+    together with which options (for the reasons)."""
+
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    together: set[tuple[str, str, str]] = field(default_factory=set)  # (dim, option, chosen dim)
+    options: dict[str, dict[str, Choice]] = field(default_factory=dict)
+    phrases: dict[str, str] = field(default_factory=dict)  # chosen dim -> how to name its value
+    matches: list[Row] = field(default_factory=list)
+
+    def add(self, row: Row, chosen: Mapping[str, str]) -> None:
+        missed = _mismatches(row, chosen)
+        # A row that misses no choice counts for every dimension; one that misses exactly one
+        # counts for that dimension only (choosing another value there would include it).
+        counted = [d.key for d in DIMENSIONS] if not missed else missed if len(missed) == 1 else []
+        for key in counted:
+            cell = (key, row.choices[key].value)
+            self.counts[cell] = self.counts.get(cell, 0) + 1
+        if not missed:
+            self.matches.append(row)
+        for key, choice in row.choices.items():
+            self.options.setdefault(key, {})[choice.value] = choice
+            for k in chosen:
+                if k not in missed:
+                    self.together.add((key, choice.value, k))
+                    self.phrases.setdefault(k, row.choices[k].phrase)
 
 
-def _reason(rows: Sequence[Row], key: str, choice: Choice, chosen: Mapping[str, str]) -> str:
+def _reason(tally: _Tally, key: str, choice: Choice, chosen: Mapping[str, str]) -> str:
     """Why `choice` leaves no variant: the choices no variant combines it with."""
-    with_it = [r for r in rows if r.choices[key].value == choice.value]
-    phrases = _phrases(rows, chosen)
     clashes = [
-        phrases[k]
-        for k, v in chosen.items()
-        if k != key and not any(r.choices[k].value == v for r in with_it)
+        tally.phrases.get(k, chosen[k])
+        for k in chosen
+        if k != key and (key, choice.value, k) not in tally.together
     ]
     what = " and ".join(clashes) if clashes else "these choices together"
     return f"No build for {choice.phrase} with {what}"
 
 
-def _facet(rows: Sequence[Row], dim: Dimension, chosen: Mapping[str, str]) -> Facet:
-    counts: dict[str, int] = {}
-    for row in rows:
-        if _matches(row, chosen, skip=dim.key):
-            value = row.choices[dim.key].value
-            counts[value] = counts.get(value, 0) + 1
-    distinct = {row.choices[dim.key].value: row.choices[dim.key] for row in rows}
+def _facet(tally: _Tally, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
     options = []
-    for choice in sorted(distinct.values(), key=lambda c: (c.order, c.value)):
-        count = counts.get(choice.value, 0)
+    for choice in sorted(tally.options.get(dim.key, {}).values(), key=lambda c: (c.order, c.value)):
+        count = tally.counts.get((dim.key, choice.value), 0)
         selected = chosen.get(dim.key) == choice.value
         toggled = {k: v for k, v in chosen.items() if k != dim.key}
         if not selected:
@@ -290,7 +299,7 @@ def _facet(rows: Sequence[Row], dim: Dimension, chosen: Mapping[str, str]) -> Fa
                 choice.detail,
                 count,
                 selected,
-                "" if count else _reason(rows, dim.key, choice, chosen),
+                "" if count else _reason(tally, dim.key, choice, chosen),
                 query_string(toggled),
             )
         )
@@ -299,8 +308,11 @@ def _facet(rows: Sequence[Row], dim: Dimension, chosen: Mapping[str, str]) -> Fa
 
 def narrow(rows: Sequence[Row], chosen: Mapping[str, str]) -> Narrowed:
     """Every dimension's options for these choices, and the variants the choices leave."""
+    tally = _Tally()
+    for row in rows:
+        tally.add(row, chosen)
     return Narrowed(
-        facets=[_facet(rows, dim, chosen) for dim in DIMENSIONS],
-        matches=[row for row in rows if _matches(row, chosen)],
+        facets=[_facet(tally, dim, chosen) for dim in DIMENSIONS],
+        matches=tally.matches,
         chosen=dict(chosen),
     )

@@ -20,10 +20,19 @@ BadChoice = facets.BadChoice
 MAX_LISTED = 6  # with this few variants left, list them by name
 
 
+_MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
+
+
 def rows() -> list[facets.Row]:
-    return cache.cached(
-        "selector-rows", lambda: facets.rows_from_records(selectors.selector_records())
-    )
+    """Every variant as a selector row: one query, cached per catalogue version (every write
+    retires it) and kept in-process too."""
+    version = cache.catalogue_version()
+    if _MEMO.get("version") != version:
+        _MEMO["rows"] = cache.cached(
+            "selector-rows", lambda: facets.rows_from_records(selectors.selector_records())
+        )
+        _MEMO["version"] = version
+    return _MEMO["rows"]
 
 
 def selection(params, embedded: bool = False) -> dict:
