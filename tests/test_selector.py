@@ -137,3 +137,17 @@ def test_select_query_count_is_constant(client, django_assert_max_num_queries, q
         client.get("/select/", query, headers={"HX-Request": "true"})
     with django_assert_max_num_queries(0):  # the rows are cached per catalogue version
         client.get("/select/", query, headers={"HX-Request": "true"})
+
+
+def test_selector_records_hold_what_the_engine_reads():
+    from catalog import facets, selectors
+
+    records = selectors.selector_records()
+    assert len(records) == Variant.objects.count()
+    assert set(records[0]) == set(facets.RECORD_KEYS)
+
+
+def test_select_varies_on_htmx(client):
+    assert "HX-Request" in client.get("/select/", {"gpu": "sm90"})["Vary"]
+    response = client.get("/select/", {"gpu": "sm90"}, headers={"HX-Request": "true"})
+    assert "HX-Request" in response["Vary"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
 from catalog import cache, facets, selectors
@@ -69,6 +70,11 @@ def selector(request):
     home = reverse("catalog:home")
     if not request.htmx:
         query = request.GET.urlencode()
-        return HttpResponseRedirect(f"{home}?{query}" if query else home)
-    context, status = selection_or_error(request.GET)
-    return render(request, "catalog/_selector_panel.html", {"selector": context}, status=status)
+        response = HttpResponseRedirect(f"{home}?{query}" if query else home)
+    else:
+        context, status = selection_or_error(request.GET)
+        response = render(
+            request, "catalog/_selector_panel.html", {"selector": context}, status=status
+        )
+    patch_vary_headers(response, ("HX-Request",))
+    return response
