@@ -25,7 +25,7 @@ ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 def home(request):
     branches = list(selectors.branches_overview())
     architectures = list(selectors.architectures_overview())
-    selector, status = select.selection_or_error(request.GET)
+    selector_html, status = select.panel(request.GET)
     return render(
         request,
         "catalog/home.html",
@@ -36,7 +36,7 @@ def home(request):
             "gpu_links": [a for a in architectures if a.variant_count],
             "isas": selectors.isas_with_counts(),
             "docs": selectors.doc_pages(),
-            "selector": selector,
+            "selector_html": selector_html,
         },
         status=status,
     )

@@ -8,8 +8,8 @@ selector alone, so a click swaps it in place and pushes the home page URL.
 
 from __future__ import annotations
 
-from django.http import HttpResponseRedirect
-from django.shortcuts import render
+from django.http import HttpResponse, HttpResponseRedirect
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
@@ -19,6 +19,7 @@ from catalog.build_commands import variant_commands
 
 BadChoice = facets.BadChoice
 MAX_LISTED = 6  # with this few variants left, list them by name
+PANEL = "catalog/_selector_panel.html"
 
 
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
@@ -36,13 +37,8 @@ def rows() -> list[facets.Row]:
     return _MEMO["rows"]
 
 
-def selection(params, embedded: bool = False) -> dict:
-    """The selector's template context for these query parameters ({name: [values]} or a
-    QueryDict); BadChoice when unusable."""
-    if hasattr(params, "lists"):
-        params = dict(params.lists())
-    all_rows = rows()
-    narrowed = facets.narrow(all_rows, facets.parse_choices(all_rows, params))
+def _context(chosen: dict[str, str], embedded: bool) -> dict:
+    narrowed = facets.narrow(rows(), chosen)
     unique = narrowed.unique
     return {
         "narrowed": narrowed,
@@ -56,12 +52,28 @@ def selection(params, embedded: bool = False) -> dict:
     }
 
 
-def selection_or_error(params, embedded: bool = False) -> tuple[dict, int]:
-    """(context, status): the selection, or the untouched selector with the reason and a 400."""
+def _render(context: dict) -> str:
+    return render_to_string(PANEL, {"selector": context})
+
+
+def panel(params, embedded: bool = False) -> tuple[str, int]:
+    """(html, status) of the selector for these query parameters ({name: [values]} or a
+    QueryDict): cached per catalogue version and choices, so parameters the selector does not
+    read share one entry; or, for a value it cannot use, the untouched selector with the reason
+    and a 400 (not cached: it echoes the request)."""
+    if hasattr(params, "lists"):
+        params = dict(params.lists())
     try:
-        return selection(params, embedded), 200
+        chosen = facets.parse_choices(rows(), params)
     except BadChoice as exc:
-        return {**selection({}, embedded), "error": str(exc)}, 400
+        return _render({**_context({}, embedded), "error": str(exc)}), 400
+    html = cache.cached(
+        "selector-panel",
+        lambda: _render(_context(chosen, embedded)),
+        facets.query_string(chosen),
+        embedded,
+    )
+    return html, 200
 
 
 @require_safe
@@ -72,9 +84,7 @@ def selector(request):
         query = request.GET.urlencode()
         response = HttpResponseRedirect(f"{home}?{query}" if query else home)
     else:
-        context, status = selection_or_error(request.GET)
-        response = render(
-            request, "catalog/_selector_panel.html", {"selector": context}, status=status
-        )
+        html, status = panel(request.GET)
+        response = HttpResponse(html, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
