@@ -151,3 +151,16 @@ def test_select_varies_on_htmx(client):
     assert "HX-Request" in client.get("/select/", {"gpu": "sm90"})["Vary"]
     response = client.get("/select/", {"gpu": "sm90"}, headers={"HX-Request": "true"})
     assert "HX-Request" in response["Vary"]
+
+
+def test_a_catalogue_write_retires_the_cached_selector(client):
+    def torchaudio_count():
+        body = text(
+            client.get("/select/", {"library": "torchaudio"}, headers={"HX-Request": "true"})
+        )
+        return int(re.search(r"<strong>(\d+)</strong> variants? match", body).group(1))
+
+    before = torchaudio_count()
+    assert before == Variant.objects.filter(library="torchaudio").count() > 1
+    Variant.objects.filter(library="torchaudio").first().delete()
+    assert torchaudio_count() == before - 1
