@@ -86,22 +86,6 @@ def variant_companions(variant):
     return variant.companions.select_related("branch").order_by("library", "pname")
 
 
-def variant_on_other_branches(variant):
-    """The same library, backend, architecture and ISA elsewhere (any CUDA, any Python)."""
-    return (
-        Variant.objects.filter(
-            library=variant.library,
-            backend=variant.backend,
-            gpu_arch_id=variant.gpu_arch_id,
-            cpu_isa_id=variant.cpu_isa_id,
-            platform=variant.platform,
-        )
-        .exclude(pk=variant.pk)
-        .select_related("branch")
-        .order_by("branch__repository", "branch__preference", "pname")
-    )
-
-
 def variant_builds(variant):
     return BuildRecord.objects.filter(variant=variant)
 
@@ -258,3 +242,67 @@ def branch_sources(branch) -> dict:
         "pins": sorted(pins.items(), key=lambda item: (-item[1], item[0])),
         "repository_url": vocabulary.REPOSITORIES[branch.repository].url,
     }
+
+
+# --- The one-screen selector (catalog/facets.py, catalog/views/select.py) -------------------
+def selector_records():
+    """Every variant as the plain record `catalog.facets.rows_from_records` reads: one query."""
+    return list(
+        Variant.objects.order_by(*MATRIX_ORDER).values(
+            "pname",
+            "library",
+            "backend",
+            "platform",
+            repository=F("branch__repository"),
+            branch_name=F("branch__name"),
+            preference=F("branch__preference"),
+            pytorch_version=F("branch__pytorch_version"),
+            python=F("python_version"),
+            cuda=F("cuda_version"),
+            sm=F("gpu_arch__sm"),
+            arch_number=F("gpu_arch__arch_number"),
+            gpu_name=F("gpu_arch__name"),
+            gpu_models=F("gpu_arch__short_models"),
+            isa=F("cpu_isa__slug"),
+            isa_label=F("cpu_isa__label"),
+            isa_arch=F("cpu_isa__arch"),
+            isa_rank=F("cpu_isa__rank"),
+        )
+    )
+
+
+# --- Compare (catalog/views/compare.py) ------------------------------------------------------
+def compare_variants(ids):
+    """The variants named by (repository, branch, pname) triples, with what a recipe needs: one
+    query, whatever the number of ids."""
+    match = Q(pk__in=[])
+    for repository, branch, pname in ids:
+        match |= Q(branch__repository=repository, branch__name=branch, pname=pname)
+    return Variant.objects.filter(match).select_related(
+        "branch",
+        "gpu_arch",
+        "cpu_isa",
+        "depends_on__branch",
+        "depends_on__gpu_arch",
+        "depends_on__cpu_isa",
+    )
+
+
+def compare_candidates(variant):
+    """Variants worth comparing with `variant`: on its branch with its GPU architecture (or, for
+    GPU-less builds, its platform), and the same build on other branches."""
+    hardware = (
+        Q(gpu_arch_id=variant.gpu_arch_id) if variant.gpu_arch_id else Q(platform=variant.platform)
+    )
+    same_build = Q(
+        library=variant.library,
+        backend=variant.backend,
+        gpu_arch_id=variant.gpu_arch_id,
+        cpu_isa_id=variant.cpu_isa_id,
+    )
+    return (
+        Variant.objects.filter((Q(branch_id=variant.branch_id) & hardware) | same_build)
+        .exclude(pk=variant.pk)
+        .select_related("branch")
+        .order_by(*MATRIX_ORDER)
+    )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog.views import browse, builds, matrix, wizard
+from catalog.views import browse, builds, compare, matrix, select, wizard
 
 app_name = "catalog"
 
@@ -37,5 +37,8 @@ urlpatterns = [
     # Which variant? (catalog/views/wizard.py)
     path("wizard/", wizard.wizard, name="wizard"),
     path("api/recommend", wizard.api_recommend, name="api-recommend"),
+    # Choosing and comparing (catalog/views/select.py, catalog/views/compare.py)
+    path("select/", select.selector, name="selector"),
+    path("compare/", compare.compare, name="compare"),
     # Routes are grouped by area; each area's views live in catalog/views/<area>.py.
 ]

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from catalog.build_commands import DEFAULT_ORG, variant_commands
 from catalog.recommend import Answers, Catalogue, Recommendation, steps
 from catalog.recommend.answers import claimed_cpu, isa_features
 
@@ -98,17 +99,15 @@ def all_warnings(body: dict) -> list[str]:
     return found
 
 
-def commands(variant: dict, org: str = "<your-org>") -> list[tuple[str, str, str]]:
-    """(key, label, command) to build and install a variant, as on its detail page."""
-    return [
-        (
-            "checkout",
-            f"Check out the branch (in a clone of {variant['repository']})",
-            f"git checkout {variant['branch']}",
-        ),
-        ("build", "Build", f"flox build {variant['pname']}"),
-        ("install", "Install (after flox publish)", f"flox install {org}/{variant['pname']}"),
-    ]
+def commands(variant: dict, org: str = DEFAULT_ORG) -> list[tuple[str, str, str]]:
+    """(key, label, command) to build and install a variant (catalog.build_commands)."""
+    return variant_commands(
+        variant["repository"],
+        variant["branch"],
+        variant["pname"],
+        org,
+        steps=("checkout", "build", "install"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def test_variant_page_commands(client):
     assert "flox build pytorch-python313-cuda12_8-sm90-avx512</code>" in body
     assert "flox publish -o &lt;your-org&gt; pytorch-python313-cuda12_8-sm90-avx512</code>" in body
     assert "flox install &lt;your-org&gt;/pytorch-python313-cuda12_8-sm90-avx512</code>" in body
-    assert body.count('class="copy"') == 4
+    assert body.count('class="copy"') == 5
     assert "js/copy.js" in body
     assert "<script>" not in body  # no inline scripts (a CSP without them comes later)
 
@@ -334,7 +334,10 @@ def test_doc_page_is_sanitised(client):
     page = DocPage.objects.create(
         slug="hostile",
         title="Hostile",
-        body='## Hi\n\n<script>alert("doc")</script>\n\n<img src="x" onerror="alert(1)">\n\n[click](javascript:alert(2))\n',
+        body=(
+            '## Hi\n\n<script>alert("doc")</script>\n\n<img src="x" onerror="alert(1)">\n\n'
+            "[click](javascript:alert(2))\n"
+        ),
     )
     body = text(client.get(page.get_absolute_url()))
     doc_body = body.split('class="doc-body"')[1].split("</article>")[0]
@@ -396,7 +399,7 @@ def test_home_has_search_quick_links_and_branch_counts(client):
         assert f'href="{link}">{branch.variants.count()}</a>' in body
 
 
-# --- query counts ----------------------------------------------------------------------------------
+# --- query counts -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("url", [SM90, SM61_AVX, TV_SM61, MPS, CPU_ARM])
@@ -408,7 +411,6 @@ def test_variant_page_query_count_is_constant(client, django_assert_max_num_quer
 @pytest.mark.parametrize(
     "url",
     [
-        "/",
         "/architectures/",
         "/architectures/sm61/",
         "/architectures/sm90/",
@@ -425,6 +427,21 @@ def test_variant_page_query_count_is_constant(client, django_assert_max_num_quer
 def test_reference_page_query_count_is_constant(client, django_assert_max_num_queries, url):
     with django_assert_max_num_queries(5):
         assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "?gpu=sm90",
+        "?gpu=sm61&cuda=13.0",
+        "?gpu=sm90&isa=avx512&cuda=12.8&python=3.13&branch=build-pytorch:main&library=pytorch",
+    ],
+)
+def test_home_page_query_count_is_constant(client, django_assert_max_num_queries, query):
+    # Five for the overview, one for the selector's rows (then cached per catalogue version).
+    with django_assert_max_num_queries(6):
+        assert client.get(f"/{query}").status_code == 200
 
 
 def test_branch_page_query_count_does_not_grow_with_builds_or_variants(

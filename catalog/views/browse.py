@@ -11,19 +11,21 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
 
-from catalog import cache, doc_render, lint, naming, selectors
+from catalog import cache, doc_render, lint, naming, selectors, vocabulary
 from catalog.audit import run_audit
+from catalog.build_commands import DEFAULT_ORG, variant_commands
 from catalog.exporters import render_recipe
 from catalog.grid import build_grid
+from catalog.views import compare, select
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
-DEFAULT_ORG = "<your-org>"
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def home(request):
     branches = list(selectors.branches_overview())
     architectures = list(selectors.architectures_overview())
+    selector_html, status = select.panel(request.GET)
     return render(
         request,
         "catalog/home.html",
@@ -34,7 +36,9 @@ def home(request):
             "gpu_links": [a for a in architectures if a.variant_count],
             "isas": selectors.isas_with_counts(),
             "docs": selectors.doc_pages(),
+            "selector_html": selector_html,
         },
+        status=status,
     )
 
 
@@ -53,13 +57,10 @@ def variant_detail(request, repository, branch, pname):
         org_error = "An organisation name has letters, digits, '.', '_' or '-'."
         org = ""
     org = org or DEFAULT_ORG
-    commands = [
-        ("checkout", "Check out the branch", f"git checkout {variant.branch.name}"),
-        ("build", "Build", f"flox build {variant.pname}"),
-        ("publish", "Publish to your organisation", f"flox publish -o {org} {variant.pname}"),
-        ("install", "Install elsewhere", f"flox install {org}/{variant.pname}"),
-    ]
+    commands = variant_commands(variant.branch.repository, variant.branch.name, variant.pname, org)
     isa = variant.cpu_isa
+    # One query serves "the same variant on other branches" and "compare with…".
+    candidates = list(selectors.compare_candidates(variant))
     return render(
         request,
         "catalog/variant_detail.html",
@@ -73,11 +74,33 @@ def variant_detail(request, repository, branch, pname):
             "org_error": org_error,
             "recipe_path": variant.recipe_path or naming.recipe_path(variant.pname),
             "companions": list(selectors.variant_companions(variant)),
-            "other_branches": list(selectors.variant_on_other_branches(variant)),
+            "other_branches": [c for c in candidates if _same_build(c, variant)],
             "builds": list(selectors.variant_builds(variant)),
             "recipe_html": _recipe_html(variant),
+            "clone_url": vocabulary.REPOSITORIES[variant.branch.repository].url,
+            "variant_id": compare.variant_id(variant),
+            "compare_candidates": _compare_groups(variant, candidates),
         },
     )
+
+
+def _same_build(other, variant) -> bool:
+    """The same library for the same hardware on another branch (any CUDA, any Python)."""
+    return other.branch_id != variant.branch_id and all(
+        getattr(other, f) == getattr(variant, f)
+        for f in ("library", "backend", "gpu_arch_id", "cpu_isa_id", "platform")
+    )
+
+
+def _compare_groups(variant, candidates):
+    """The "compare with…" choices: this branch first, then the same build elsewhere."""
+    here, elsewhere = [], []
+    for other in candidates:
+        same_branch = other.branch_id == variant.branch_id
+        label = other.pname if same_branch else f"{other.pname} ({other.branch})"
+        (here if same_branch else elsewhere).append((compare.variant_id(other), label))
+    groups = [("On this branch", here), ("On other branches", elsewhere)]
+    return [(name, options) for name, options in groups if options]
 
 
 def architectures(request):
