@@ -1,7 +1,8 @@
-"""Markdown for an exported branch: the README's generated sections and BUILD_MATRIX.md.
+"""A branch's README sections and BUILD_MATRIX.md: what export writes between the markers.
 
-Pure functions over loaded catalogue objects. `merge_sections` keeps everything outside the
-`<!-- BEGIN GENERATED: name -->` / `<!-- END GENERATED: name -->` markers byte for byte.
+Pure functions over loaded catalogue objects. `merge_sections` writes only between
+`<!-- BEGIN GENERATED: name -->` / `<!-- END GENERATED: name -->` markers and keeps every other
+byte; a document without markers comes back unchanged (`marker_lines` are what to paste).
 """
 
 from __future__ import annotations
@@ -257,9 +258,16 @@ def _block(name, body) -> str:
     return f"<!-- BEGIN GENERATED: {name} -->\n{body}<!-- END GENERATED: {name} -->"
 
 
-def merge_sections(existing: str | None, sections: dict[str, str], title: str) -> str:
-    """Replace each section between its markers; append the missing ones once at the end."""
-    text = existing if existing is not None else f"# {title}\n"
+def marker_lines(names) -> str:
+    """The marker pairs to paste into a document for these sections, one pair per section."""
+    return "".join(
+        f"<!-- BEGIN GENERATED: {name} -->\n<!-- END GENERATED: {name} -->\n" for name in names
+    )
+
+
+def marked_sections(text: str) -> dict[str, tuple[int, int]]:
+    """Section name -> (start, end) of the text between its markers; MarkerError when the
+    markers are unbalanced, nested or repeated."""
     spans, open_name, open_end = {}, None, 0
     for m in MARKER_RE.finditer(text):
         kind, name = m.groups()
@@ -276,19 +284,24 @@ def merge_sections(existing: str | None, sections: dict[str, str], title: str) -
             open_name = None
     if open_name is not None:
         raise MarkerError(f"section {open_name!r} has no END marker")
+    return spans
+
+
+def merge_sections(existing: str | None, sections: dict[str, str], title: str) -> str:
+    """A new document (`existing` None): the title and every section between its markers.
+    An existing one: each section whose markers it has replaced between them, every other byte
+    kept; sections it has no markers for are not added (the maintainers decide where they go)."""
+    if existing is None:
+        blocks = "".join(f"\n{_block(name, body)}\n" for name, body in sections.items())
+        return f"# {title}\n{blocks}"
+    spans = marked_sections(existing)
     out, pos = [], 0
     for name, (start, end) in sorted(spans.items(), key=lambda item: item[1][0]):
-        out.append(text[pos:start])
-        out.append("\n" + sections[name] if name in sections else text[start:end])
+        out.append(existing[pos:start])
+        out.append("\n" + sections[name] if name in sections else existing[start:end])
         pos = end
-    out.append(text[pos:])
-    merged = "".join(out)
-    missing = [name for name in sections if name not in spans]
-    if missing:
-        if not merged.endswith("\n"):
-            merged += "\n"
-        merged += "".join(f"\n{_block(name, sections[name])}\n" for name in missing)
-    return merged
+    out.append(existing[pos:])
+    return "".join(out)
 
 
 # ---------------------------------------------------------------- BUILD_MATRIX.md
@@ -328,10 +341,21 @@ def fact_value(branch, field, kind) -> str:
     return value or ""
 
 
+BUILD_MATRIX_SECTION = "build-matrix"
+
+
+def build_matrix_title(branch) -> str:
+    return f"Build matrix: {branch.repository} `{branch.name}`"
+
+
 def build_matrix(branch, variants) -> str:
+    """A new BUILD_MATRIX.md: its title and the one generated section."""
+    return merge_sections(None, build_matrix_sections(branch, variants), build_matrix_title(branch))
+
+
+def build_matrix_sections(branch, variants) -> dict[str, str]:
+    """BUILD_MATRIX.md's generated section (branch facts, counts, variants), by marker name."""
     lines = [
-        f"# Build matrix: {branch.repository} `{branch.name}`",
-        "",
         GENERATED_COMMENT,
         "",
         f"{len(variants)} variants. `import-recipes` reads the branch facts below back into the catalogue.",
@@ -384,7 +408,7 @@ def build_matrix(branch, variants) -> str:
         ],
         rows,
     )
-    return "\n".join(lines) + "\n"
+    return {BUILD_MATRIX_SECTION: "\n".join(lines) + "\n"}
 
 
 def readme_title(branch) -> str:
