@@ -11,6 +11,7 @@ can act on; the commands turn it into a CommandError.
 
 from __future__ import annotations
 
+import difflib
 import os
 import subprocess
 import tempfile
@@ -309,6 +310,23 @@ def export_recipes(
         known = {exporters.nix.export_path(v) for v in variants}
         _stale_recipes(report, root, branch, known, prune, write)
     return report
+
+
+def export_diff(variant) -> str:
+    """A unified diff of an imported variant's stored recipe against what export would write
+    for it now ("" when export writes it unchanged). Raises EditError as export would."""
+    isas = exporters.nix.isa_table(CpuIsa.objects.all())
+    after = exporters.nix.export_text(variant, isas)
+    if after == variant.recipe_text:
+        return ""
+    rel = exporters.nix.export_path(variant)
+    lines = difflib.unified_diff(
+        variant.recipe_text.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{rel}",
+        tofile=f"b/{rel}",
+    )
+    return "".join(lines)
 
 
 def checkout_target(path, repository, branch_name) -> tuple[Path, Branch]:
