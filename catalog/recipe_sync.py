@@ -139,9 +139,9 @@ class ExportReport:
 
     def summary(self) -> str:
         c = Counter(o.action for o in self.outcomes)
-        text = f"{c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, {c['stale']} stale"
-        extra = [f"{c[a]} {a}" for a in ("pruned", "refused") if c[a]]
-        return ", ".join([text, *extra])
+        shown = ["created", "updated", "unchanged", "stale"]
+        shown += [a for a in ("pruned", "refused") if c[a]]
+        return ", ".join(f"{c[a]} {a}" for a in shown)
 
 
 @dataclass
@@ -338,7 +338,8 @@ def checkout_target(path, repository, branch_name) -> tuple[Path, Branch]:
     missing = [name for name in (".git", ".flox") if not (root / name).exists()]
     if missing:
         raise SyncError(
-            f"{root} is not a build-repo checkout (no {' or '.join(missing)}); clone {repository} there first."
+            f"{root} is not a build-repo checkout (no {' or '.join(missing)}); "
+            f"clone {repository} there first."
         )
     return root, select_branches([repository], [branch_name])[0]
 

@@ -153,9 +153,10 @@ def nixpkgs_binding(variant) -> list[str]:
     config = ["allowUnfree = true;"] + (["cudaSupport = true;"] if cuda else [])
     body = ["    config = {"] + [f"      {c}" for c in config] + ["    };"]
     if cuda:
+        cuda_set = P.cuda_packages_attr(variant.cuda_version)
         body += [
             "    overlays = [",
-            f"      (final: prev: {{ cudaPackages = final.{P.cuda_packages_attr(variant.cuda_version)}; }})",
+            f"      (final: prev: {{ cudaPackages = final.{cuda_set}; }})",
             "    ];",
         ]
     if kind == "none":
@@ -170,7 +171,8 @@ def nixpkgs_binding(variant) -> list[str]:
     lines = [f"  # Pin nixpkgs for reproducible {_versions_phrase(variant)}"]
     if kind == "short":
         lines += [
-            f"  # The catalogue records only the short commit {branch.nixpkgs_pin}; GitHub resolves it",
+            f"  # The catalogue records only the short commit {branch.nixpkgs_pin}; "
+            "GitHub resolves it",
             "  # while it stays unambiguous. Record the full commit to make the pin exact.",
         ]
     url = P.NIXPKGS_ARCHIVE.format(pin=branch.nixpkgs_pin)
@@ -289,13 +291,16 @@ def torch_build_attrs(variant, nixpkgs_name, pad, repo_profile, banner: bool) ->
     if family.filter_cuda_inputs:
         blas = P.BLAS[variant.blas]
         extra = f" ++ [ {nixpkgs_name}.{blas.attr} ]" if blas.attr else ""
+        lib = f"{nixpkgs_name}.lib"
         lines += [
             "",
             f"{pad}# No GPU: drop every CUDA input"
             + (", add the BLAS backend" if blas.attr else ""),
-            f'{pad}buildInputs = {nixpkgs_name}.lib.filter (p: !({nixpkgs_name}.lib.hasPrefix "cuda" (p.pname or "")))'
+            f"{pad}buildInputs = {lib}.filter"
+            f' (p: !({lib}.hasPrefix "cuda" (p.pname or "")))'
             f" (oldAttrs.buildInputs or [ ]){extra};",
-            f'{pad}nativeBuildInputs = {nixpkgs_name}.lib.filter (p: (p.pname or "") != "addDriverRunpath")'
+            f"{pad}nativeBuildInputs = {lib}.filter"
+            f' (p: (p.pname or "") != "addDriverRunpath")'
             " (oldAttrs.nativeBuildInputs or [ ]);",
         ]
     script = _flag_exports(variant, nixpkgs_name) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
@@ -306,7 +311,8 @@ def torch_build_attrs(variant, nixpkgs_name, pad, repo_profile, banner: bool) ->
     if variant.extra_cmake_flags:
         lines += [
             "",
-            f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+            f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ "
+            f"{_list(variant.extra_cmake_flags)};",
         ]
     return lines
 
@@ -349,7 +355,8 @@ def _metadata_attrs(variant, pad) -> list[str]:
 
 
 def python_set(variant, nixpkgs_name) -> str:
-    """The Python package set inside the nixpkgs bound to `nixpkgs_name` (see profiles.python_packages)."""
+    """The Python package set inside the nixpkgs bound to `nixpkgs_name`
+    (see profiles.python_packages)."""
     return P.python_packages(variant.python_version, pinned=nixpkgs_name != "nixpkgs_env")
 
 
@@ -402,7 +409,8 @@ def _companion_expression(variant, nixpkgs_name, pad, repo_profile) -> list[str]
     if variant.extra_cmake_flags:
         lines += [
             "",
-            f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+            f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ "
+            f"{_list(variant.extra_cmake_flags)};",
         ]
     lines += _metadata_attrs(variant, inner)
     return lines + [f"{pad}}})"]
@@ -487,7 +495,8 @@ def render_recipe(variant) -> str:
         dep = variant.depends_on
         if uses_import_form(variant):
             lines += [
-                "  # The matching PyTorch recipe of this repository (same GPU target, CPU flags and",
+                "  # The matching PyTorch recipe of this repository (same GPU target, CPU flags "
+                "and",
                 "  # switched-off libraries); the Nix store shares it with its own build.",
                 f"  customPytorch = import ./{dep.pname}.nix {{ inherit pkgs; }};",
             ]
