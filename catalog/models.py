@@ -55,6 +55,37 @@ CUDNN_DROPS_PRE_TURING_FROM = (9, 11)
 CUDNN_MIN_COMPUTE_CAPABILITY = (7, 5)
 
 
+class SafeNames:
+    """Refuses names that are not safe as paths (naming.SAFE_NAME): in full_clean, so the admin,
+    the loader and the importer show it beside the field, and in save, so no ORM write stores
+    one either."""
+
+    safe_name_fields: tuple[str, ...] = ()
+
+    def _name_errors(self, exclude=()) -> dict[str, list[str]]:
+        errors: dict[str, list[str]] = {}
+        for name in self.safe_name_fields:
+            reason = "" if name in exclude else naming.unsafe_name_reason(getattr(self, name))
+            if reason:
+                errors[name] = [reason]
+        return errors
+
+    def clean_fields(self, exclude=None) -> None:
+        errors = self._name_errors(exclude or ())
+        try:
+            super().clean_fields(exclude)
+        except ValidationError as exc:
+            errors = exc.update_error_dict(errors)
+        if errors:
+            raise ValidationError(errors)
+
+    def save(self, *args, **kwargs) -> None:
+        errors = self._name_errors()
+        if errors:
+            raise ValidationError(errors)
+        super().save(*args, **kwargs)
+
+
 def _list_of_strings(value, field):
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ValidationError({field: "Enter a list of non-empty strings."})
@@ -216,7 +247,8 @@ class CpuIsa(models.Model):
             )
 
 
-class Branch(models.Model):
+class Branch(SafeNames, models.Model):
+    safe_name_fields = ("repository", "name")
     repository = models.CharField(max_length=40, choices=REPOSITORIES)
     name = models.CharField(max_length=60)
     pytorch_version = models.CharField("PyTorch", max_length=20)
@@ -306,7 +338,8 @@ class Branch(models.Model):
             raise ValidationError({"pytorch_branch": "Choose a build-pytorch branch."})
 
 
-class Variant(models.Model):
+class Variant(SafeNames, models.Model):
+    safe_name_fields = ("pname",)
     pname = models.CharField(max_length=120, help_text="composed from the fields below")
     branch = models.ForeignKey(Branch, on_delete=models.CASCADE, related_name="variants")
     library = models.CharField(max_length=20, choices=LIBRARIES)

@@ -183,6 +183,22 @@ def compute_capability_from_sm(sm: str) -> str:
     return f"{number[:-1]}.{number[-1]}"
 
 
+# Repository, branch and pname become paths in a checkout (.flox/pkgs/<pname>.nix, an export's
+# <target>/<repository>/<branch>/): no separators, no leading dot, nothing a shell or a path
+# would read specially.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
+
+
+def unsafe_name_reason(name: str) -> str:
+    """Why `name` cannot be a repository, branch or pname; "" when it can."""
+    if SAFE_NAME.fullmatch(name or ""):
+        return ""
+    return (
+        f"{name!r} is not a safe name: use letters, digits, '.', '_' and '-', "
+        "starting with a letter or digit (at most 120 characters)."
+    )
+
+
 def recipe_path(pname: str) -> str:
     """Where a variant's recipe lives inside a build repo checkout."""
     return f".flox/pkgs/{pname}.nix"
