@@ -149,7 +149,7 @@ class Plan:
     """One branch's files: relative path -> content, and what could not be planned."""
 
     files: dict[str, str] = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)  # relative path -> sentence
+    refused: dict[str, str] = field(default_factory=dict)  # relative path -> why, a sentence
     notes: list[str] = field(default_factory=list)
 
 
@@ -162,7 +162,7 @@ def _plan_recipes(plan: Plan, variants, libraries, isas) -> None:
             plan.files[rel] = exporters.nix.export_text(v, isas)
         except EditError as exc:
             plan.refused[rel] = (
-                f"{rel}: the catalogue changed {exc.field}, which cannot be edited in place "
+                f"the catalogue changed {exc.field}, which cannot be edited in place "
                 f"({exc.reason}); edit {exc.field} in that file by hand, or set it back in the "
                 "catalogue. The file was not written."
             )
@@ -305,7 +305,7 @@ def export_recipes(
         )
         _write_changed(report, root, plan.files, write)
         report.outcomes += [FileOutcome(root / rel, "refused") for rel in sorted(plan.refused)]
-        report.problems += [f"{root}: {message}" for _, message in sorted(plan.refused.items())]
+        report.problems += [f"{root / rel}: {why}" for rel, why in sorted(plan.refused.items())]
         report.notes += [f"{root}/{note}" for note in plan.notes]
         known = {exporters.nix.export_path(v) for v in variants}
         _stale_recipes(report, root, branch, known, prune, write)

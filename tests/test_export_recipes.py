@@ -11,8 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog import recipe_sync
-from catalog.exporters import readme
-from catalog.exporters import render_recipe
+from catalog.exporters import readme, render_recipe
 from catalog.models import Variant
 
 pytestmark = pytest.mark.django_db
@@ -72,8 +71,8 @@ def test_cuda_family_matches_the_001_sm89_avx512_example_field_by_field():
     assert our_ld[1].startswith("- GPU: NVIDIA Ada Lovelace architecture (SM89) - RTX 4090")
     # 001's `.metadata-rev` section.
     assert (
-        "postInstall = (oldAttrs.postInstall or \"\") + ''\n      echo 1 > $out/.metadata-rev\n    '';"
-        in ours
+        "postInstall = (oldAttrs.postInstall or \"\") + ''\n"
+        "      echo 1 > $out/.metadata-rev\n    '';" in ours
     )
     assert 'requiredSystemFeatures = [ "big-parallel" ];' in ours and "export MAX_JOBS=32" in ours
     for key, value in (
@@ -258,7 +257,8 @@ SECTIONS = {"variant-matrix": "new matrix\n", "companions": "new companions\n"}
 
 def test_prose_outside_markers_survives_byte_for_byte():
     existing = (
-        "# Title\r\n\nIntro  with trailing spaces  \n<!-- BEGIN GENERATED: variant-matrix -->\nold\n"
+        "# Title\r\n\nIntro  with trailing spaces  \n"
+        "<!-- BEGIN GENERATED: variant-matrix -->\nold\n"
         "<!-- END GENERATED: variant-matrix -->\nMiddle prose\n\n"
     )
     merged = readme.merge_sections(existing, SECTIONS, "t")
@@ -291,7 +291,10 @@ def test_readme_in_a_checkout_keeps_its_prose(tmp_path):
     checkout = tmp_path / "build-pytorch"
     (checkout / ".git").mkdir(parents=True)
     (checkout / ".flox").mkdir()
-    prose = "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\nstale\n<!-- END GENERATED: branch-table -->\n\nOutro.\n"
+    prose = (
+        "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\n"
+        "stale\n<!-- END GENERATED: branch-table -->\n\nOutro.\n"
+    )
     (checkout / "README.md").write_text(prose)
     call_command(
         "export-recipes",
@@ -302,7 +305,8 @@ def test_readme_in_a_checkout_keeps_its_prose(tmp_path):
     )
     text = (checkout / "README.md").read_text()
     assert text.startswith(
-        "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\n| Branch |"
+        "# build-pytorch\n\nHand-written intro.\n\n"
+        "<!-- BEGIN GENERATED: branch-table -->\n| Branch |"
     )
     assert "<!-- END GENERATED: branch-table -->\n\nOutro.\n" in text
     assert "stale" not in text and "BEGIN GENERATED: variant-matrix" not in text
