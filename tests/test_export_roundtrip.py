@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from catalog.exporters.recipe_text import (
     IsaFlags,
@@ -267,3 +268,27 @@ def test_prune_removes_only_a_deleted_variants_unchanged_file(pytorch_checkout):
     assert f"pruned: {pkgs / f'{CPU_AVX2}.nix'}" in out and "2 stale, 1 pruned" in out
     assert not (pkgs / f"{CPU_AVX2}.nix").exists()
     assert own.exists() and (pkgs / f"{edited}.nix").read_text().endswith("# kept\n")
+
+
+# ---------------------------------------------------------------- through the admin
+
+
+@pytest.mark.django_db
+def test_a_pin_changed_in_the_admin_is_exported_as_one_line(pytorch_checkout, admin_client):
+    variant = Variant.objects.get(branch__name=PYTORCH_2_8[1], pname=SM90_AVX512)
+    url = reverse("admin:catalog_variant_change", args=[variant.pk])
+    page = admin_client.get(url)
+    form = page.context["adminform"].form
+    values = {name: form[name].value() for name in form.fields}  # as the page's inputs hold them
+    data = {name: "" if value is None else value for name, value in values.items()}
+    for formset in page.context["inline_admin_formsets"]:
+        management = formset.formset.management_form
+        data |= {management.add_prefix(k): v for k, v in management.initial.items()}
+    data["nixpkgs_pin"] = NEW_PIN
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    export(pytorch_checkout, *PYTORCH_2_8)
+    changes = changed_lines(pytorch_checkout)
+    assert list(changes) == [f".flox/pkgs/{SM90_AVX512}.nix"]
+    removed, added = changes[f".flox/pkgs/{SM90_AVX512}.nix"]
+    assert len(removed) == len(added) == 1 and NEW_PIN in added[0]
