@@ -12,14 +12,17 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from catalog.exporters.recipe_text import (
+    CatalogueValues,
     IsaFlags,
     changed_fields,
     isa_of_flags,
     recipe_text,
     sm_of_targets,
+    wanted_facts,
 )
 from catalog.models import CpuIsa, GpuArchitecture, Variant
 from catalog.nix.errors import EditError
+from catalog.nix.read import read_recipe
 
 from .export_data import PYTORCH_2_8, TORCHVISION_12_9, git, import_tree, real_checkout
 from .nix_data import BUILD_PYTORCH, real_text
@@ -100,6 +103,58 @@ def test_written_flags_and_targets_name_their_isa_and_architecture():
     assert isa_of_flags(["-msse4.2"], ISAS) == "" and isa_of_flags([], ISAS) == ""
     assert sm_of_targets(["9.0"]) == sm_of_targets(["sm_90"]) == "sm90"
     assert sm_of_targets(["8.9", "9.0"]) == ""
+
+
+def catalogue_values(**changes) -> CatalogueValues:
+    """The values of the real sm90/avx512 recipe as imported, with `changes`."""
+    values = {
+        "pname": SM90_AVX512,
+        "backend": "cuda",
+        "cuda_version": "12.8",
+        "sm": "sm90",
+        "isa": "avx512",
+        "platform": "x86_64-linux",
+        "metadata_rev": None,
+        "disabled_features": (),
+        "extra_cmake_flags": (),
+        "nixpkgs_pin": "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3",
+        "cuda_packages_attr": "cudaPackages_12_8",
+        "python_attr": "python312Packages",
+        "gpu_targets": ("9.0",),
+        "cpu_flags": ISAS[1].flags + ("-mfma",),
+        "platforms": ("x86_64-linux", "aarch64-linux"),
+        "torch_version_override": "",
+        "passthru": {},
+    }
+    return CatalogueValues(**{**values, **changes})
+
+
+def test_catalogue_choices_fold_into_the_values_as_written():
+    imported = wanted_facts(catalogue_values(), {}, ISAS)
+    assert imported["cpu_flags"] == [*ISAS[1].flags, "-mfma"]  # the ISA the flags name: kept
+    changed = wanted_facts(
+        catalogue_values(isa="avx2", sm="sm89", cuda_version="12.9", platform="aarch64-darwin"),
+        {"gpu_arch_num": "90"},
+        ISAS,
+    )
+    assert changed["cpu_flags"] == list(ISAS[0].flags)
+    assert changed["gpu_targets"] == ["8.9"] and changed["gpu_arch_num"] == "89"
+    assert changed["cuda_packages_attr"] == "cudaPackages_12_9"
+    assert changed["platforms"] == ["aarch64-darwin"]
+    major_only = catalogue_values(cuda_packages_attr="cudaPackages_13", cuda_version="13.1")
+    assert wanted_facts(major_only, {}, ISAS)["cuda_packages_attr"] == "cudaPackages_13"
+
+
+def test_a_metadata_revision_past_the_first_adds_the_line_to_a_recipe_without_one():
+    text = real_text(BUILD_PYTORCH / f"{SM90_AVX512}.nix")
+    imported = read_recipe(text)
+    assert imported.metadata_rev is None
+    facts = {"metadata_rev": None}
+    assert recipe_text(text, facts, {"metadata_rev": None}) is text
+    bumped = recipe_text(text, facts, {"metadata_rev": 2})
+    assert read_recipe(bumped).metadata_rev == 2
+    added = [line for line in bumped.splitlines() if line not in text.splitlines()]
+    assert any("echo 2 > $out/.metadata-rev" in line for line in added)
 
 
 # ---------------------------------------------------------------- the real branches
