@@ -66,7 +66,8 @@ def main():
     args = parser.parse_args()
     client = Client()
     print(
-        f"{Variant.objects.count()} variants, median of {args.n} requests, server side (Django test client)\n"
+        f"{Variant.objects.count()} variants, median of {args.n} requests, "
+        "server side (Django test client)\n"
     )
     print(f"{'page':36} {'cold ms':>8} {'q':>3} {'warm ms':>8} {'q':>3} {'304 ms':>7} {'q':>3}")
     for label, url, headers in pages():

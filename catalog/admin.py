@@ -84,10 +84,20 @@ class BranchAdmin(admin.ModelAdmin):
         return " / ".join(obj.cuda_versions)
 
 
+# The fields an editor sets by hand, in the groups the admin shows them; the rest of a variant
+# (its origin and the facts read from an imported recipe) is written by the importer.
+VARIANT_FIELDSETS = [
+    (None, ["pname", "branch", "library", "backend", "status"]),
+    ("Target", ["gpu_arch", "cuda_version", "cpu_isa", "platform", "python_version", "blas"]),
+    ("Recipe inputs", ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]),
+    ("Description", ["use_case", "notes"]),
+]
+
+
 class VariantAdminForm(forms.ModelForm):
     class Meta:
         model = Variant
-        fields = "__all__"
+        fields = [name for _title, names in VARIANT_FIELDSETS for name in names]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -159,26 +169,10 @@ class VariantAdmin(admin.ModelAdmin):
         "export_preview",
     ]
     inlines = [BuildRecordInline]
+    # The composed name shows beside the name it replaces when left empty.
     fieldsets = [
-        (None, {"fields": ["pname", "computed_pname", "branch", "library", "backend", "status"]}),
-        (
-            "Target",
-            {
-                "fields": [
-                    "gpu_arch",
-                    "cuda_version",
-                    "cpu_isa",
-                    "platform",
-                    "python_version",
-                    "blas",
-                ]
-            },
-        ),
-        (
-            "Recipe inputs",
-            {"fields": ["disabled_features", "extra_cmake_flags", "metadata_rev", "depends_on"]},
-        ),
-        ("Description", {"fields": ["use_case", "notes"]}),
+        (title, {"fields": ["pname", "computed_pname", *names[1:]] if title is None else names})
+        for title, names in VARIANT_FIELDSETS
     ]
     # An imported variant's recipe: its values as written (editable; export edits them in
     # place), its text as imported (read-only) and what export would change in it.

@@ -11,13 +11,17 @@ remains.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import archspec.cpu
 from django.core.exceptions import ValidationError
 
 from catalog import hardware, lint, naming
+
+if TYPE_CHECKING:
+    from catalog.models import Branch
 
 
 @dataclass(frozen=True)
@@ -60,23 +64,23 @@ class AuditResult:
     lint: list = field(default_factory=list)  # BranchLint for every branch
 
     @property
-    def new(self):
+    def new(self) -> list[Finding]:
         return [f for f in self.findings if not f.known]
 
     @property
-    def known(self):
+    def known(self) -> list[Finding]:
         return [f for f in self.findings if f.known]
 
     @property
-    def gating_lint(self):
+    def gating_lint(self) -> list[lint.LintFinding]:
         return [f for branch in self.lint if branch.gates for f in branch.findings]
 
     @property
-    def lint_count(self):
+    def lint_count(self) -> int:
         return sum(len(branch.findings) for branch in self.lint)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.new and not self.gating_lint
 
 
@@ -91,7 +95,7 @@ class CatalogueFacts:
     counts: dict  # (repository, branch) -> number of variants
 
 
-def _cpu_features(check):
+def _cpu_features(check: dict) -> set[str] | None:
     if "features" in check:
         return set(check["features"])
     target = archspec.cpu.TARGETS.get(check.get("microarch", ""))
@@ -100,7 +104,7 @@ def _cpu_features(check):
     return set(target.features)
 
 
-def _arch_buildable(fields, cuda):
+def _arch_buildable(fields: dict, cuda: str) -> bool:
     v = naming.version_key(cuda)[:2]
     if v < naming.version_key(fields["min_cuda"])[:2]:
         return False
@@ -119,77 +123,116 @@ def _gpu_target_problem(target: str, sm: str) -> str | None:
     return None if named == sm else f"{target!r} is {named.upper()}, not {sm.upper()}."
 
 
+def _statement_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    return "The seed documents disagree here (a recorded contradiction)."
+
+
+def _cpu_generation_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    flags = facts.isa_flags.get(check["isa"])
+    if flags is None:
+        return f"No ISA {check['isa']!r} in the catalogue."
+    features = _cpu_features(check)
+    if features is None:
+        return f"archspec knows no microarchitecture {check.get('microarch')!r}."
+    missing = hardware.missing_features(flags, features)
+    if missing:
+        return (
+            f"{check.get('cpu', check.get('microarch'))} lacks {', '.join(sorted(missing))}, "
+            f"which the {check['isa']} recipes' flags ({' '.join(flags)}) require."
+        )
+    return None
+
+
+def _architecture_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    sms = check["sm"] if isinstance(check["sm"], list) else [check["sm"]]
+    unknown = [sm for sm in sms if sm not in facts.arch_fields]
+    if unknown:
+        return f"No architecture {', '.join(unknown)} in the catalogue."
+    if "gpu_target" in check:
+        return _gpu_target_problem(check["gpu_target"], sms[0])
+    if "buildable_with" in check:
+        cuda = check["buildable_with"]
+        failing = [sm for sm in sms if not _arch_buildable(facts.arch_fields[sm], cuda)]
+        if failing:
+            return f"CUDA {cuda} cannot build {', '.join(s.upper() for s in failing)}."
+        return None
+    field, value = check["field"], check["value"]
+    actual = facts.arch_fields[sms[0]].get(field)
+    if str(actual) != str(value):
+        return f"The catalogue has {sms[0].upper()} {field} = {actual}, not {value}."
+    return None
+
+
+def _gpu_model_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    actual = facts.model_arch.get(check["model"])
+    if actual is None:
+        return f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
+    if actual != check["sm"]:
+        return (
+            f"The catalogue resolves {check['model']} to {actual.upper()}, "
+            f"not {check['sm'].upper()}."
+        )
+    return None
+
+
+def _count_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    key = (check["repository"], check["branch"])
+    actual = facts.counts.get(key, 0)
+    if actual != check["count"]:
+        return f"{key[0]}:{key[1]} has {actual} variants, not {check['count']}."
+    return None
+
+
+def _name_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    name = check["name"]
+    try:
+        naming.parse(name)
+    except naming.InvalidName as exc:
+        return f"Not a valid package name: {exc}."
+    key = (check["repository"], check["branch"])
+    if name not in facts.variant_names.get(key, set()):
+        return f"{name} is not a variant of {key[0]}:{key[1]}."
+    return None
+
+
+def _isa_slug_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    if check["slug"] not in facts.isa_flags:
+        return (
+            f"No ISA slug {check['slug']!r}; the catalogue's slugs are "
+            f"{', '.join(sorted(facts.isa_flags))}."
+        )
+    return None
+
+
+def _isa_flags_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    actual = facts.isa_flags.get(check["isa"])
+    if actual != check["flags"]:
+        return (
+            f"The {check['isa']} recipes compile with {' '.join(actual or [])}, "
+            f"not {' '.join(check['flags'])}."
+        )
+    return None
+
+
+# How each kind of seed claim is checked: kind -> (criteria, facts) -> problem or None.
+CLAIM_CHECKS: dict[str, Callable[[dict, CatalogueFacts], str | None]] = {
+    "statement": _statement_problem,
+    "cpu-generation": _cpu_generation_problem,
+    "architecture": _architecture_problem,
+    "gpu-model": _gpu_model_problem,
+    "count": _count_problem,
+    "name": _name_problem,
+    "isa-slug": _isa_slug_problem,
+    "isa-flags": _isa_flags_problem,
+}
+
+
 def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
     """None when the claim holds; otherwise a sentence saying how the catalogue differs."""
-    if kind == "statement":
-        return "The seed documents disagree here (a recorded contradiction)."
-    if kind == "cpu-generation":
-        flags = facts.isa_flags.get(check["isa"])
-        if flags is None:
-            return f"No ISA {check['isa']!r} in the catalogue."
-        features = _cpu_features(check)
-        if features is None:
-            return f"archspec knows no microarchitecture {check.get('microarch')!r}."
-        missing = hardware.missing_features(flags, features)
-        if missing:
-            return (
-                f"{check.get('cpu', check.get('microarch'))} lacks {', '.join(sorted(missing))}, "
-                f"which the {check['isa']} recipes' flags ({' '.join(flags)}) require."
-            )
-        return None
-    if kind == "architecture":
-        sms = check["sm"] if isinstance(check["sm"], list) else [check["sm"]]
-        unknown = [sm for sm in sms if sm not in facts.arch_fields]
-        if unknown:
-            return f"No architecture {', '.join(unknown)} in the catalogue."
-        if "gpu_target" in check:
-            return _gpu_target_problem(check["gpu_target"], sms[0])
-        if "buildable_with" in check:
-            cuda = check["buildable_with"]
-            failing = [sm for sm in sms if not _arch_buildable(facts.arch_fields[sm], cuda)]
-            if failing:
-                return f"CUDA {cuda} cannot build {', '.join(s.upper() for s in failing)}."
-            return None
-        field, value = check["field"], check["value"]
-        actual = facts.arch_fields[sms[0]].get(field)
-        if str(actual) != str(value):
-            return f"The catalogue has {sms[0].upper()} {field} = {actual}, not {value}."
-        return None
-    if kind == "gpu-model":
-        actual = facts.model_arch.get(check["model"])
-        if actual is None:
-            return (
-                f"No GPU model {check['model']!r} in the catalogue (claimed {check['sm'].upper()})."
-            )
-        if actual != check["sm"]:
-            return f"The catalogue resolves {check['model']} to {actual.upper()}, not {check['sm'].upper()}."
-        return None
-    if kind == "count":
-        key = (check["repository"], check["branch"])
-        actual = facts.counts.get(key, 0)
-        if actual != check["count"]:
-            return f"{key[0]}:{key[1]} has {actual} variants, not {check['count']}."
-        return None
-    if kind == "name":
-        name = check["name"]
-        try:
-            naming.parse(name)
-        except naming.InvalidName as exc:
-            return f"Not a valid package name: {exc}."
-        key = (check["repository"], check["branch"])
-        if name not in facts.variant_names.get(key, set()):
-            return f"{name} is not a variant of {key[0]}:{key[1]}."
-        return None
-    if kind == "isa-slug":
-        if check["slug"] not in facts.isa_flags:
-            return f"No ISA slug {check['slug']!r}; the catalogue's slugs are {', '.join(sorted(facts.isa_flags))}."
-        return None
-    if kind == "isa-flags":
-        actual = facts.isa_flags.get(check["isa"])
-        if actual != check["flags"]:
-            return f"The {check['isa']} recipes compile with {' '.join(actual or [])}, not {' '.join(check['flags'])}."
-        return None
-    return f"Unknown claim kind {kind!r}."
+    checker = CLAIM_CHECKS.get(kind)
+    if checker is None:
+        return f"Unknown claim kind {kind!r}."
+    return checker(check, facts)
 
 
 def gather_facts() -> CatalogueFacts:
@@ -216,7 +259,7 @@ def gather_facts() -> CatalogueFacts:
     )
 
 
-def _validation_findings():
+def _validation_findings() -> Iterator[Finding]:
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
     from catalog.services import validation_message
 
@@ -297,7 +340,10 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
                     key=f"count-{branch.repository}-{branch.name}",
                     kind="count",
                     subject=f"branch:{branch}",
-                    message=f"The seeds state {branch.stated_variant_count} variants; the catalogue has {actual}.",
+                    message=(
+                        f"The seeds state {branch.stated_variant_count} variants; "
+                        f"the catalogue has {actual}."
+                    ),
                 )
             )
     findings.extend(_validation_findings())
@@ -308,13 +354,13 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
 # ---------------------------------------------------------------- lint records
 
 
-def branch_imported(branch) -> bool:
+def branch_imported(branch: Branch) -> bool:
     """Whether a branch was read from a build repository rather than seeded: the one place that
     asks (Branch.is_imported where the model records its origin; seeded otherwise)."""
     return bool(getattr(branch, "is_imported", False))
 
 
-def _gates(branch, imported: bool, gate: set) -> bool:
+def _gates(branch: Branch, imported: bool, gate: set) -> bool:
     if "none" in gate:
         return False
     return (
@@ -324,7 +370,7 @@ def _gates(branch, imported: bool, gate: set) -> bool:
     )
 
 
-def _lint_branches(branches, gate: set) -> list[BranchLint]:
+def _lint_branches(branches: list[Branch], gate: set) -> list[BranchLint]:
     by_branch: dict = {}
     for finding in lint.lint(lint_records(), architecture_facts()):
         by_branch.setdefault((finding.repository, finding.branch), []).append(finding)

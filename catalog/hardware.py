@@ -8,6 +8,8 @@ catalogue, the audit and the wizard all judge a CPU the same way. Pure Python: n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 X86_FLAG_FEATURES = {
     "-mavx": ("avx",),
     "-mavx2": ("avx2",),
@@ -35,7 +37,7 @@ class UnknownFlag(ValueError):
     pass
 
 
-def features_required_by(flags) -> set[str]:
+def features_required_by(flags: Iterable[str]) -> set[str]:
     """The CPU features a binary built with these compiler flags needs."""
     needed: set[str] = set()
     for flag in flags:
@@ -54,6 +56,6 @@ def features_required_by(flags) -> set[str]:
     return needed
 
 
-def missing_features(flags, cpu_features) -> set[str]:
+def missing_features(flags: Iterable[str], cpu_features: Iterable[str]) -> set[str]:
     """Features the flags need that a CPU (given its feature names) lacks."""
     return features_required_by(flags) - {f.lower() for f in cpu_features}

@@ -70,7 +70,8 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     if binary is None:
         result.has_gpu = "no"
         result.notes.append(
-            "nvidia-smi is not installed (not on PATH): treating this machine as having no NVIDIA GPU."
+            "nvidia-smi is not installed (not on PATH): "
+            "treating this machine as having no NVIDIA GPU."
         )
     else:
         rc, table, err = _run([binary])
@@ -129,7 +130,7 @@ def probe(nvidia_smi: str = "nvidia-smi", proc: Path = Path("/proc")) -> Probe:
     return result
 
 
-def save(result: Probe, directory) -> list[Path]:
+def save(result: Probe, directory: str | Path) -> list[Path]:
     """Write what was read into `directory` (for test data); returns the paths written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

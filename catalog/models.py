@@ -120,24 +120,24 @@ class GpuArchitecture(models.Model):
     def __str__(self):
         return f"{self.sm.upper()} ({self.name})"
 
-    def get_absolute_url(self):
+    def get_absolute_url(self) -> str:
         return reverse("catalog:architecture", args=[self.sm])
 
     @property
-    def cc_tuple(self):
+    def cc_tuple(self) -> tuple[int, ...]:
         return naming.version_key(self.compute_capability)
 
     @property
-    def needs_cudnn_off(self):
+    def needs_cudnn_off(self) -> bool:
         return self.cc_tuple < CUDNN_MIN_COMPUTE_CAPABILITY
 
-    def supports_cuda(self, cuda_version):
+    def supports_cuda(self, cuda_version: str) -> bool:
         v = naming.version_key(cuda_version)[:2]
         if v < naming.version_key(self.min_cuda)[:2]:
             return False
         return not (self.max_cuda and v > naming.version_key(self.max_cuda)[:2])
 
-    def clean(self):
+    def clean(self) -> None:
         try:
             number = naming.sm_number(self.sm)
         except naming.InvalidName as exc:
@@ -155,7 +155,7 @@ class GpuArchitecture(models.Model):
             if value and len(naming.version_key(value)) < 2:
                 raise ValidationError({field: f"{value!r} is not a CUDA version like 12.8."})
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: object, **kwargs: object) -> None:
         self.arch_number = int(naming.sm_number(self.sm))
         super().save(*args, **kwargs)
 
@@ -177,7 +177,7 @@ class GpuModel(models.Model):
     def __str__(self):
         return self.name
 
-    def clean(self):
+    def clean(self) -> None:
         _list_of_strings(self.aliases, "aliases")
 
 
@@ -217,14 +217,14 @@ class CpuIsa(models.Model):
     def __str__(self):
         return self.label
 
-    def get_absolute_url(self):
+    def get_absolute_url(self) -> str:
         return reverse("catalog:isa", args=[self.slug])
 
     @property
-    def linux_platform(self):
+    def linux_platform(self) -> str:
         return f"{self.arch}-linux"
 
-    def clean(self):
+    def clean(self) -> None:
         _list_of_strings(self.compiler_flags, "compiler_flags")
         _list_of_strings(self.required_features, "required_features")
         if not isinstance(self.disabled_libraries, list) or not set(self.disabled_libraries) <= set(
@@ -305,28 +305,28 @@ class Branch(SafeNames, models.Model):
     def __str__(self):
         return f"{self.repository}:{self.name}"
 
-    def get_absolute_url(self):
+    def get_absolute_url(self) -> str:
         return reverse("catalog:branch", args=[self.repository, self.name])
 
     @property
-    def cuda_major_minors(self):
+    def cuda_major_minors(self) -> list[str]:
         return [naming.cuda_major_minor(v) for v in self.cuda_versions]
 
     @property
-    def nixpkgs_url(self):
+    def nixpkgs_url(self) -> str:
         if not self.nixpkgs_pin:
             return ""
         return f"https://github.com/NixOS/nixpkgs/tree/{self.nixpkgs_pin}"
 
     @property
-    def cudnn_drops_pre_turing(self):
+    def cudnn_drops_pre_turing(self) -> bool:
         """Whether this branch's cuDNN no longer supports compute capability < 7.5.
 
         "9.x" and "TBD" are treated as current cuDNN, i.e. without pre-Turing support."""
         key = naming.version_key(self.cudnn_version)
         return len(key) < 2 or key[:2] >= CUDNN_DROPS_PRE_TURING_FROM
 
-    def clean(self):
+    def clean(self) -> None:
         if not isinstance(self.cuda_versions, list) or not self.cuda_versions:
             raise ValidationError({"cuda_versions": "List at least one CUDA version."})
         for version in self.cuda_versions:
@@ -418,12 +418,12 @@ class Variant(SafeNames, models.Model):
     def __str__(self):
         return self.pname
 
-    def get_absolute_url(self):
+    def get_absolute_url(self) -> str:
         return reverse(
             "catalog:variant", args=[self.branch.repository, self.branch.name, self.pname]
         )
 
-    def composed_pname(self):
+    def composed_pname(self) -> str:
         return naming.compose(
             self.library,
             self.python_version,
@@ -433,7 +433,7 @@ class Variant(SafeNames, models.Model):
             self.cpu_isa.slug if self.cpu_isa_id else "",
         )
 
-    def required_disabled_features(self):
+    def required_disabled_features(self) -> set[str]:
         """What the hardware rules force off: the ISA's list, and cuDNN below SM75."""
         needed = set(self.cpu_isa.disabled_libraries) if self.cpu_isa_id else set()
         if (
@@ -445,10 +445,10 @@ class Variant(SafeNames, models.Model):
             needed.add("cudnn")
         return needed
 
-    def clean(self):
+    def clean(self) -> None:
         errors = {}
 
-        def err(field, message):
+        def err(field: str, message: str) -> None:
             errors.setdefault(field, []).append(message)
 
         if not self.branch_id:
@@ -607,7 +607,7 @@ class DocPage(models.Model):
     def __str__(self):
         return self.title
 
-    def get_absolute_url(self):
+    def get_absolute_url(self) -> str:
         return reverse("catalog:doc", args=[self.slug])
 
 
@@ -677,7 +677,7 @@ class ApiToken(models.Model):
         return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
     @classmethod
-    def issue(cls, user, name: str) -> tuple[ApiToken, str]:
+    def issue(cls, user: models.Model, name: str) -> tuple[ApiToken, str]:
         """Create a token and return it with its secret (which is not stored)."""
         import secrets
 

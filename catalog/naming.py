@@ -98,7 +98,8 @@ def parse(pname: str) -> NameParts:
     match = _NAME_RE.match(pname or "")
     if not match:
         raise InvalidName(
-            f"{pname!r} does not follow <library>-python<NN>-(cuda<M>_<m>-<sm>-<isa>|cpu-<isa>|darwin-mps)"
+            f"{pname!r} does not follow "
+            "<library>-python<NN>-(cuda<M>_<m>-<sm>-<isa>|cpu-<isa>|darwin-mps)"
         )
     py = match["py"]
     python_version = f"{py[0]}.{py[1:]}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,16 +55,19 @@ class VariantSpec:
 class LoadReport:
     counts: dict = field(default_factory=dict)  # model name -> Counter(created/updated/unchanged)
 
-    def add(self, model_name, outcome):
+    def add(self, model_name: str, outcome: str) -> None:
         self.counts.setdefault(model_name, Counter())[outcome] += 1
 
     @property
-    def changed(self):
+    def changed(self) -> int:
         return sum(c["created"] + c["updated"] for c in self.counts.values())
 
-    def lines(self):
+    def lines(self) -> Iterator[str]:
         for name, c in self.counts.items():
-            yield f"{name}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            yield (
+                f"{name}: {c['created']} created, {c['updated']} updated, "
+                f"{c['unchanged']} unchanged"
+            )
 
 
 def fixtures_dir() -> Path:
@@ -108,7 +112,8 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         library, backend = group["library"], group["backend"]
         if backend not in BACKEND_BLAS:
             raise SeedError(
-                f"{where} matrix: unknown backend {backend!r}; use one of {', '.join(BACKEND_BLAS)}."
+                f"{where} matrix: unknown backend {backend!r}; "
+                f"use one of {', '.join(BACKEND_BLAS)}."
             )
         # A group without its dimensions would silently describe no variants.
         _require(
@@ -124,7 +129,8 @@ def expand_matrix(branch_spec: dict, isa_sets: dict, gpu_sets: dict) -> list[Var
         unknown = set(use_cases) - set(isas)
         if unknown:
             raise SeedError(
-                f"{where} matrix: use_cases names ISAs the group does not build: {', '.join(sorted(unknown))}"
+                f"{where} matrix: use_cases names ISAs the group does not build: "
+                f"{', '.join(sorted(unknown))}"
             )
         if backend == "cpu":
             specs.extend(
@@ -270,7 +276,8 @@ def _load_branches(report, data):
             key = ("build-pytorch", spec["pytorch_branch"])
             if key not in branches:
                 raise SeedError(
-                    f"{where}: pytorch_branch {spec['pytorch_branch']!r} is not a build-pytorch branch"
+                    f"{where}: pytorch_branch {spec['pytorch_branch']!r} "
+                    "is not a build-pytorch branch"
                 )
             values["pytorch_branch"] = branches[key]
         branch = _upsert(

@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from catalog.models import BuildRecord, Variant
@@ -100,7 +100,7 @@ def validation_message(exc: ValidationError) -> str:
     return " ".join(exc.messages)
 
 
-def assign_changed(obj, values: dict) -> bool:
+def assign_changed(obj: models.Model, values: dict) -> bool:
     """Set the fields whose value differs; True when any did (so only changed rows are saved)."""
     changed = False
     for name, value in values.items():

@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import ArgumentParser
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from django.core.management.base import CommandError
 
 from catalog import wizard_input, wizard_output
 from catalog.recommend import AnswerError, steps
 
+if TYPE_CHECKING:
+    from catalog.host_probe import Probe
+
 FILES = ("nvidia_smi", "lscpu", "cpuinfo", "uname", "sysctl")  # paste fields read from files
 INVALID, NO_FIT = 2, 1  # exit codes (0: a variant fits)
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: ArgumentParser) -> None:
     for fld in steps.FIELDS.values():
         if not fld.public:
             continue
@@ -73,7 +79,7 @@ def _read_file(name: str, path: str):
         raise AnswerError(f"Cannot read {label} {path}: {reason}.", name) from None
 
 
-def params(options: dict, probe_result=None) -> dict:
+def params(options: dict, probe_result: Probe | None = None) -> dict:
     """CLI options (and a --detect probe) -> the same fields the API takes."""
     out: dict = {}
     if probe_result is not None:
@@ -94,7 +100,7 @@ def params(options: dict, probe_result=None) -> dict:
     return out
 
 
-def _probe(options: dict, probe) -> tuple[object, list[str]]:
+def _probe(options: dict, probe: Callable[[], Probe] | None) -> tuple[Probe | None, list[str]]:
     if not options.get("detect"):
         if options.get("save_detected"):
             raise AnswerError("--save-detected needs --detect.")
@@ -113,7 +119,12 @@ def _probe(options: dict, probe) -> tuple[object, list[str]]:
     return found, notes
 
 
-def run(options: dict, stdout, stderr, probe=None) -> None:
+def run(
+    options: dict,
+    stdout: TextIO,
+    stderr: TextIO,
+    probe: Callable[[], Probe] | None = None,
+) -> None:
     """The whole of `which-variant`: raises CommandError (returncode 1 or 2) unless a variant
     fits."""
     notes: list[str] = []

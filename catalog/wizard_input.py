@@ -15,10 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest, QueryDict
 
 from catalog.http import JsonBodyError, load_json
-from catalog.recommend import AnswerError, detect_hardware, recommend, rules, steps
+from catalog.recommend import (
+    AnswerError,
+    Catalogue,
+    Recommendation,
+    detect_hardware,
+    recommend,
+    rules,
+    steps,
+)
 from catalog.recommend.detect import MAX_BYTES
+from catalog.recommend.detect.facts import Facts
 
 # Pasted tool output: field -> what it is called in sentences. The first to say a thing wins.
 PASTES = {
@@ -53,7 +63,7 @@ class Parsed:
 # ---------------------------------------------------------------------------------------------
 
 
-def check_size(request, limit: int = MAX_BODY) -> None:
+def check_size(request: HttpRequest, limit: int = MAX_BODY) -> None:
     """Refuse a body over `limit` from its Content-Length, before a byte of it is read."""
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit():
@@ -69,7 +79,7 @@ def _count(params: dict) -> dict:
     return params
 
 
-def params_from_querydict(qd) -> dict:
+def params_from_querydict(qd: QueryDict) -> dict:
     return _count({key: list(values) for key, values in qd.lists()})
 
 
@@ -105,7 +115,7 @@ def _query_count(raw: str) -> None:
         )
 
 
-def read_query(request) -> dict:
+def read_query(request: HttpRequest) -> dict:
     """The query string's fields (GET), within the limits."""
     _query_count(request.META.get("QUERY_STRING", ""))
     try:
@@ -114,7 +124,7 @@ def read_query(request) -> dict:
         raise AnswerError(f"Too many fields; at most {MAX_VALUES} values are accepted.") from None
 
 
-def read_form(request) -> dict:
+def read_form(request: HttpRequest) -> dict:
     """A POSTed form's fields (urlencoded or multipart; uploaded paste files are read as text),
     within the limits; the size is checked before the body is read."""
     check_size(request)
@@ -129,7 +139,7 @@ def read_form(request) -> dict:
     return _count(params)
 
 
-def read_request(request) -> dict:
+def read_request(request: HttpRequest) -> dict:
     """The API's input: a query string (GET), a form or a JSON object (POST)."""
     if request.method != "POST":
         return read_query(request)
@@ -199,45 +209,55 @@ def parse(params: dict, strict: bool = True) -> Parsed:
 def _detect_pastes(params: dict, parsed: Parsed) -> dict:
     detected: dict = {}
     for key, label in PASTES.items():
-        texts = [t for t in params.get(key, []) if t and t.strip()]
-        if not texts:
+        facts = _paste_facts(params, key, label)
+        if facts is None:
             continue
-        if len(texts) > 1:
-            raise AnswerError(f"Paste the {label} output once, not {len(texts)} times.", key)
-        text = texts[0]
-        size = len(text.encode("utf-8", errors="replace")) if isinstance(text, str) else len(text)
-        if size > MAX_BYTES:
-            raise AnswerError(
-                f"The {label} output is too long: at most 256 KB is accepted (paste one "
-                "processor's block of /proc/cpuinfo, or lscpu instead).",
-                key,
-            )
-        facts = detect_hardware(text)
-        if facts.errors:
-            raise AnswerError(
-                f"The {label} output could not be used: {' '.join(facts.errors)}", key
-            )
-        if len(facts.gpus) > rules.MAX_GPUS:
-            raise AnswerError(
-                f"The {label} output lists {len(facts.gpus):,} GPUs; at most "
-                f"{rules.MAX_GPUS} are accepted in one request.",
-                key,
-            )
         parsed.sources += [s for s in facts.sources if s not in parsed.sources]
-        found = facts.answers()
-        if "gpu" in found:  # the GPUs of the last paste that lists any
-            for k in ("gpu", "compute_cap", "has_gpu"):
-                detected.pop(k, None)
-        if "cpu_features" in found and "cpu_features" in detected:
-            found["cpu_features"] = sorted(
-                set(detected["cpu_features"]) | set(found["cpu_features"])
-            )
-            detected.pop("cpu_features")
-        for k, v in found.items():
-            if k == "has_gpu" and "gpu" in detected:
-                continue
-            detected.setdefault(k, v)
+        _merge_found(detected, facts.answers())
     return detected
+
+
+def _paste_facts(params: dict, key: str, label: str) -> Facts | None:
+    """What one paste field's tool output says; None when nothing was pasted there, an
+    AnswerError when it was pasted twice, is too long, or is not usable."""
+    texts = [t for t in params.get(key, []) if t and t.strip()]
+    if not texts:
+        return None
+    if len(texts) > 1:
+        raise AnswerError(f"Paste the {label} output once, not {len(texts)} times.", key)
+    text = texts[0]
+    size = len(text.encode("utf-8", errors="replace")) if isinstance(text, str) else len(text)
+    if size > MAX_BYTES:
+        raise AnswerError(
+            f"The {label} output is too long: at most 256 KB is accepted (paste one "
+            "processor's block of /proc/cpuinfo, or lscpu instead).",
+            key,
+        )
+    facts = detect_hardware(text)
+    if facts.errors:
+        raise AnswerError(f"The {label} output could not be used: {' '.join(facts.errors)}", key)
+    if len(facts.gpus) > rules.MAX_GPUS:
+        raise AnswerError(
+            f"The {label} output lists {len(facts.gpus):,} GPUs; at most "
+            f"{rules.MAX_GPUS} are accepted in one request.",
+            key,
+        )
+    return facts
+
+
+def _merge_found(detected: dict, found: dict) -> None:
+    """Add one paste's answers to those of the pastes before it: the GPUs of the last paste that
+    lists any, the union of the CPU features, otherwise the first paste to say a thing."""
+    if "gpu" in found:
+        for k in ("gpu", "compute_cap", "has_gpu"):
+            detected.pop(k, None)
+    if "cpu_features" in found and "cpu_features" in detected:
+        found["cpu_features"] = sorted(set(detected["cpu_features"]) | set(found["cpu_features"]))
+        detected.pop("cpu_features")
+    for k, v in found.items():
+        if k == "has_gpu" and "gpu" in detected:
+            continue
+        detected.setdefault(k, v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +265,9 @@ def _detect_pastes(params: dict, parsed: Parsed) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-def decide(answers: dict, catalogue=None, partial: bool = False):
+def decide(
+    answers: dict, catalogue: Catalogue | None = None, partial: bool = False
+) -> Recommendation:
     """recommend() over the catalogue. Bad answers raise AnswerError (the first one's field);
     missing ones too, unless `partial` (the wizard asks for them next: the Recommendation's
     next_step says which)."""

@@ -9,12 +9,17 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from catalog.recommend import Answers, Catalogue, steps
+from catalog.recommend import Answers, Catalogue, Recommendation, steps
 from catalog.recommend.answers import claimed_cpu, isa_features
+
+if TYPE_CHECKING:
+    from catalog.wizard_input import Parsed
 
 # A result URL stays under this many characters (Django refuses to redirect past 2,048).
 MAX_RESULT_URL = 1_800
@@ -48,7 +53,7 @@ def _alternatives(rec) -> list:
     ]
 
 
-def api_body(rec, parsed=None) -> dict:
+def api_body(rec: Recommendation, parsed: Parsed | None = None) -> dict:
     """The API's answer (and `which-variant --json`'s)."""
     detected = dict(rec.detected)
     if parsed is not None and parsed.sources:
@@ -126,7 +131,7 @@ def _detected_line(detected: dict) -> str:
     return "Detected: " + "; ".join(facts) if facts else ""
 
 
-def format_text(body: dict, notes=()) -> str:
+def format_text(body: dict, notes: Iterable[str] = ()) -> str:
     """The human answer of `which-variant` (its warnings go to standard error)."""
     lines = [f"Note: {n}" for n in notes]
     detected = _detected_line(body.get("detected", {}))
@@ -232,7 +237,7 @@ def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, s
     return build(named)
 
 
-def wizard_url(pairs) -> str:
+def wizard_url(pairs: list[tuple[str, str]]) -> str:
     return reverse("catalog:wizard") + ("?" + urlencode(pairs) if pairs else "")
 
 
@@ -241,11 +246,11 @@ def _said(pairs) -> list[tuple[str, str]]:
     return [(k, v) for k, v in pairs if v or steps.FIELDS[k].multi]
 
 
-def api_url(pairs) -> str:
+def api_url(pairs: list[tuple[str, str]]) -> str:
     return reverse("catalog:api-recommend") + "?" + urlencode(_said(pairs))
 
 
-def cli_line(pairs) -> str:
+def cli_line(pairs: list[tuple[str, str]]) -> str:
     """The same question as a `which-variant` command."""
     options = [f"{steps.FIELDS[k].cli} {shlex.quote(v)}" for k, v in _said(pairs)]
     return " ".join(["python manage.py which-variant", *options])

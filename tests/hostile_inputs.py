@@ -1,4 +1,4 @@
-"""Adversarial tool output for the paste parsers (issue 14): the inputs that used to take tens
+"""Adversarial tool output for the paste parsers: the inputs that used to take tens
 of seconds, each about 256 KB. Shared by tests/test_hostile.py (a generous bound) and
 bench/detect.py (the figures)."""
 

@@ -16,6 +16,13 @@ MODELS = [
     "docpage",
     "sourceclaim",
 ]
+# The management form of the variant page's empty build-record inline.
+NO_BUILDS = {
+    "builds-TOTAL_FORMS": 0,
+    "builds-INITIAL_FORMS": 0,
+    "builds-MIN_NUM_FORMS": 0,
+    "builds-MAX_NUM_FORMS": 1000,
+}
 
 
 @pytest.fixture
@@ -78,10 +85,7 @@ def test_admin_edit_applies_model_validation(staff_client):
         "use_case": v.use_case,
         "notes": "",
         "depends_on": "",
-        "builds-TOTAL_FORMS": 0,
-        "builds-INITIAL_FORMS": 0,
-        "builds-MIN_NUM_FORMS": 0,
-        "builds-MAX_NUM_FORMS": 1000,
+        **NO_BUILDS,
     }
     response = staff_client.post(url, form)
     assert response.status_code == 200  # re-rendered with the error, not saved
@@ -114,10 +118,7 @@ def test_admin_fills_an_empty_name_from_the_fields(staff_client):
         "use_case": "",
         "notes": "",
         "depends_on": "",
-        "builds-TOTAL_FORMS": 0,
-        "builds-INITIAL_FORMS": 0,
-        "builds-MIN_NUM_FORMS": 0,
-        "builds-MAX_NUM_FORMS": 1000,
+        **NO_BUILDS,
     }
     response = staff_client.post(reverse("admin:catalog_variant_add"), form)
     assert response.status_code == 302, response.content.decode()[:2000]

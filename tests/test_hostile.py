@@ -1,4 +1,4 @@
-"""Hostile input (issue 14): each case reproduced, and its bounded, clear outcome asserted.
+"""Hostile input: each case reproduced, and its bounded, clear outcome asserted.
 
 One `class Test…` block per area.
 """
@@ -113,7 +113,7 @@ class TestNixRecipes:
             edit_recipe(self.RECIPE, {"nixpkgs_pin": 'abc1234.tar.gz"; x = "y'})
 
 
-# ---------------------------------------------------------------- verify-recipes (issue 11)
+# ---------------------------------------------------------------- verify-recipes
 
 
 @pytest.mark.django_db
@@ -446,7 +446,9 @@ class TestRecommendLimits:
         csv = "name, compute_cap\n" + "".join(
             f"{n}, {cc}\n"
             for n, cc in zip(
-                names * 8, ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "12.0"] * 8
+                names * 8,
+                ["6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "12.0"] * 8,
+                strict=True,
             )
         )
         response = client.post(

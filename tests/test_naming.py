@@ -31,7 +31,8 @@ def test_compose_and_parse_are_inverse(parts, name):
 @pytest.mark.parametrize(
     "bad",
     [
-        "pytorch-python313-cuda12_8-cpu-avx2",  # the seeds' publishing example: CPU names have no CUDA part
+        # the seeds' publishing example: CPU names have no CUDA part
+        "pytorch-python313-cuda12_8-cpu-avx2",
         "python313Packages.pytorch-sm90-avx512",  # the proof of concept's naming
         "pytorch-python313-sm90-avx512",
         "tensorflow-python313-cpu-avx2",

@@ -228,6 +228,38 @@ def _variant(repo, branch, library, python, backend, cuda="", sm="", isa="", sta
     )
 
 
+def _pytorch_variants(name: str, py: str) -> list[VariantInfo]:
+    sms, cpu_isas = PY_COVERAGE[name]
+    variants = [
+        _variant("build-pytorch", name, "pytorch", py, "cuda", cuda, sm, isa)
+        for sm, sm_cudas in sms.items()
+        for cuda in sm_cudas
+        for isa in _gpu_isas(sm)
+    ]
+    variants += [_variant("build-pytorch", name, "pytorch", py, "cpu", isa=isa) for isa in cpu_isas]
+    variants.append(_variant("build-pytorch", name, "pytorch", py, "mps"))
+    if name in ("main", "pytorch-2.8-python312", "pytorch-2.8-python311"):
+        variants += [
+            _variant("build-pytorch", name, lib, py, "cuda", "12.8", sm, "avx")
+            for lib in ("torchvision", "torchaudio")
+            for sm in ("sm61", "sm75")
+        ]
+    return variants
+
+
+def _torchvision_variants(name: str, py: str) -> list[VariantInfo]:
+    sms, cpu_isas = TV_COVERAGE[name]
+    variants = [
+        _variant("build-torchvision", name, "torchvision", py, "cuda", cuda, sm, isa)
+        for sm, cuda in sms.items()
+        for isa in (_gpu_isas(sm, with_avx=False) if sm != "sm61" else ("avx", "avx2"))
+    ]
+    variants += [
+        _variant("build-torchvision", name, "torchvision", py, "cpu", isa=isa) for isa in cpu_isas
+    ]
+    return variants
+
+
 @functools.lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
     branches, variants = [], []
@@ -235,35 +267,12 @@ def catalogue() -> Catalogue:
         branches.append(
             BranchInfo("build-pytorch", name, pt, py, cudas, "", drv, default, pref, vllm, purpose)
         )
-        sms, cpu_isas = PY_COVERAGE[name]
-        for sm, sm_cudas in sms.items():
-            for cuda in sm_cudas:
-                for isa in _gpu_isas(sm):
-                    variants.append(
-                        _variant("build-pytorch", name, "pytorch", py, "cuda", cuda, sm, isa)
-                    )
-        for isa in cpu_isas:
-            variants.append(_variant("build-pytorch", name, "pytorch", py, "cpu", isa=isa))
-        variants.append(_variant("build-pytorch", name, "pytorch", py, "mps"))
-        if name in ("main", "pytorch-2.8-python312", "pytorch-2.8-python311"):
-            for lib in ("torchvision", "torchaudio"):
-                for sm in ("sm61", "sm75"):
-                    variants.append(
-                        _variant("build-pytorch", name, lib, py, "cuda", "12.8", sm, "avx")
-                    )
+        variants += _pytorch_variants(name, py)
     for name, pt, tv, py, cudas, drv, default, pref in TV_BRANCHES:
         branches.append(
             BranchInfo("build-torchvision", name, pt, py, cudas, tv, drv, default, pref)
         )
-        sms, cpu_isas = TV_COVERAGE[name]
-        for sm, cuda in sms.items():
-            isas = _gpu_isas(sm, with_avx=False) if sm != "sm61" else ("avx", "avx2")
-            for isa in isas:
-                variants.append(
-                    _variant("build-torchvision", name, "torchvision", py, "cuda", cuda, sm, isa)
-                )
-        for isa in cpu_isas:
-            variants.append(_variant("build-torchvision", name, "torchvision", py, "cpu", isa=isa))
+        variants += _torchvision_variants(name, py)
     return Catalogue(
         variants=variants,
         branches=branches,

@@ -215,13 +215,19 @@ def test_arm_cpuinfo_features_and_part():
 
 
 def test_graviton3_cpu_part_names_neoverse_v1():
-    text = "processor\t: 0\nFeatures\t: fp asimd fphp asimdhp asimddp sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n"
+    text = (
+        "processor\t: 0\nFeatures\t: fp asimd fphp asimdhp asimddp sve\n"
+        "CPU implementer\t: 0x41\nCPU part\t: 0xd40\n"
+    )
     facts = d.detect(text)
     assert facts.microarchitecture() == ("neoverse_v1", "Neoverse V1 (AWS Graviton3)")
 
 
 def test_cortex_a53_is_named_from_its_part_id():
-    text = "processor\t: 0\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\nCPU part\t: 0xd03\n"
+    text = (
+        "processor\t: 0\nFeatures\t: fp asimd evtstrm crc32 cpuid\n"
+        "CPU implementer\t: 0x41\nCPU part\t: 0xd03\n"
+    )
     assert d.detect(text).microarchitecture()[1].startswith("Cortex-A53")
 
 

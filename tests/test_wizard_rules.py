@@ -1,4 +1,4 @@
-"""Issue 13's rules, each through the three front ends — the web wizard, /api/recommend and
+"""The wizard's rules, each through the three front ends — the web wizard, /api/recommend and
 `which-variant` — over the seeded catalogue:
 
 1. implied features (a picked ISA implies the ones below it; typed flags are completed from

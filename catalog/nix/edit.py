@@ -276,30 +276,10 @@ def _list_field(attr: str, missing: str) -> Callable[[Recipe, list[str], str], l
 def list_splices(src: S.Source, node: Node, new: list[str], name: str) -> list[Splice]:
     """Turn the list literal `node` (of plain strings) into `new`, element by element."""
     elements = S.list_elements(node)
-    old: list[str] = []
-    for element in elements:
-        value = S.string_value(src, element) if element.type == "string_expression" else None
-        if value is None:
-            raise EditError(
-                name,
-                f"the list holds {src.text_of(element)[:40]}, not a plain string; edit it by hand",
-            )
-        old.append(value)
+    old = _plain_strings(src, elements, name)
     if len(old) + len(new) > MAX_MATCHED_ELEMENTS:
         return [_rewrite_list(src, node, elements, new, name)]
-    replaced: dict[int, str] = {}
-    deleted: set[int] = set()
-    added: list[tuple[int, list[str]]] = []  # (after old index, values)
-    matcher = SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        pairs = min(i2 - i1, j2 - j1)
-        for k in range(pairs):
-            replaced[i1 + k] = new[j1 + k]
-        deleted.update(range(i1 + pairs, i2))
-        if j1 + pairs < j2:
-            added.append((i1 + pairs - 1, new[j1 + pairs : j2]))
+    replaced, deleted, added = _list_diff(old, new)
     multiline = node.start_point.row != node.end_point.row
     survivors = [i for i in range(len(old)) if i not in deleted]
     if not survivors and not multiline:  # `[ ]`, or every element goes: write it anew
@@ -312,6 +292,41 @@ def list_splices(src: S.Source, node: Node, new: list[str], name: str) -> list[S
     for after, values in added:
         splices.append(_add(src, node, elements, survivors, after, values, own_lines, name))
     return splices
+
+
+def _plain_strings(src: S.Source, elements: list[Node], name: str) -> list[str]:
+    """The values of a list's elements, refusing any that is not a plain string."""
+    values: list[str] = []
+    for element in elements:
+        value = S.string_value(src, element) if element.type == "string_expression" else None
+        if value is None:
+            raise EditError(
+                name,
+                f"the list holds {src.text_of(element)[:40]}, not a plain string; edit it by hand",
+            )
+        values.append(value)
+    return values
+
+
+def _list_diff(
+    old: list[str], new: list[str]
+) -> tuple[dict[int, str], set[int], list[tuple[int, list[str]]]]:
+    """The fewest element edits from `old` to `new`: old index -> its new value, the old indexes
+    that go, and (after which old index, values) for the ones added."""
+    replaced: dict[int, str] = {}
+    deleted: set[int] = set()
+    added: list[tuple[int, list[str]]] = []
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        pairs = min(i2 - i1, j2 - j1)
+        for k in range(pairs):
+            replaced[i1 + k] = new[j1 + k]
+        deleted.update(range(i1 + pairs, i2))
+        if j1 + pairs < j2:
+            added.append((i1 + pairs - 1, new[j1 + pairs : j2]))
+    return replaced, deleted, added
 
 
 def _delete(src: S.Source, element: Node, own_lines: bool, name: str) -> Splice:
@@ -450,42 +465,49 @@ def _passthru(
     splices: list[Splice] = []
     missing: list[str] = []
     for key, wanted in value.items():
-        field = f"passthru.{key}"
         if not PASSTHRU_KEY.match(key):
-            raise EditError(field, f"{key!r} is not a Nix attribute name")
-        binding = recipe.passthru_bindings.get(key)
+            raise EditError(f"passthru.{key}", f"{key!r} is not a Nix attribute name")
         if key in current:
             if current[key] != wanted:
-                node = S.unwrap(binding.value)
+                node = S.unwrap(recipe.passthru_bindings[key].value)
                 splices.append(_replace_literal(recipe.src, node, literal(wanted), name))
-        elif binding is not None:
-            raise EditError(
-                field,
-                f"it is written as an expression ({recipe.src.text_of(binding.value)[:40]}), "
-                "not a literal; edit it by hand",
-            )
         else:
+            _check_new_passthru_key(recipe, key)
             missing.append(f"{key} = {literal(wanted)};")
     if remove_missing:
         for key in current:
             if key not in value:
                 splices.append(_remove_binding(recipe.src, recipe.passthru_bindings[key], name))
-    if missing and recipe.passthru_attrs is not None:
-        for line in missing:
-            splices.append(_insert_binding(recipe, recipe.passthru_attrs, [line], name))
-    elif missing:
-        param = _old_attrs(recipe, name, "a passthru")
-        block = [
-            f"passthru = ({param}.passthru or {{ }}) // {{",
-            *(f"  {m}" for m in missing),
-            "};",
-        ]
-        splices.append(
-            _insert_binding(
-                recipe, recipe.outer_attrs, block, name, before=_meta(recipe), group=True
-            )
-        )
+    if missing:
+        splices.extend(_add_passthru(recipe, missing, name))
     return splices
+
+
+def _check_new_passthru_key(recipe: Recipe, key: str) -> None:
+    """A key the recipe's literal passthru lacks can be added unless the recipe sets it through
+    an expression."""
+    binding = recipe.passthru_bindings.get(key)
+    if binding is not None:
+        raise EditError(
+            f"passthru.{key}",
+            f"it is written as an expression ({recipe.src.text_of(binding.value)[:40]}), "
+            "not a literal; edit it by hand",
+        )
+
+
+def _add_passthru(recipe: Recipe, lines: list[str], name: str) -> list[Splice]:
+    """Bindings added to the recipe's passthru, or a passthru that extends the old one."""
+    if recipe.passthru_attrs is not None:
+        return [_insert_binding(recipe, recipe.passthru_attrs, [line], name) for line in lines]
+    param = _old_attrs(recipe, name, "a passthru")
+    block = [
+        f"passthru = ({param}.passthru or {{ }}) // {{",
+        *(f"  {line}" for line in lines),
+        "};",
+    ]
+    return [
+        _insert_binding(recipe, recipe.outer_attrs, block, name, before=_meta(recipe), group=True)
+    ]
 
 
 # ---------------------------------------------------------------- inserting and removing

@@ -111,9 +111,15 @@ def verify_folders(
     return reports
 
 
-def verify(path: Path, isa_flags: Mapping[str, Sequence[str]], **options) -> Report:
+def verify(
+    path: Path,
+    isa_flags: Mapping[str, Sequence[str]],
+    *,
+    jobs: int = 2,
+    file_timeout: float = nix_eval.FILE_TIMEOUT_S,
+) -> Report:
     """verify_folders for one PATH."""
-    return verify_folders([path], isa_flags, **options)[0]
+    return verify_folders([path], isa_flags, jobs=jobs, file_timeout=file_timeout)[0]
 
 
 # ---------------------------------------------------------------- the rules
@@ -189,6 +195,11 @@ def _cuda(name: naming.NameParts, record: dict, parts) -> list[Problem]:
         return []
     if not record.get("cudaSupport"):
         return [("cuda", f"CUDA support is off; the name says CUDA {name.cuda_version}.")]
+    return _cuda_sets(name, parts) + _gpu_targets(name, record)
+
+
+def _cuda_sets(name: naming.NameParts, parts) -> list[Problem]:
+    """The CUDA package set each evaluated package is built with, against the name's."""
     problems = []
     attr = f"cudaPackages_{name.cuda_version.replace('.', '_')}"
     for label, rec in parts:
@@ -209,11 +220,18 @@ def _cuda(name: naming.NameParts, record: dict, parts) -> list[Problem]:
                     f"the name says CUDA {name.cuda_version}.",
                 )
             )
+    return problems
+
+
+def _gpu_targets(name: naming.NameParts, record: dict) -> list[Problem]:
+    """The GPU targets the build compiles for (a TORCH_CUDA_ARCH_LIST exported in preConfigure,
+    else gpuTargets), against the name's architecture."""
     targets = _exported(record.get("preConfigure", ""), "TORCH_CUDA_ARCH_LIST")
     entries = re.split(r"[;\s]+", targets.strip()) if targets is not None else record["targets"]
     entries = [e for e in entries if e]
     if not entries:
-        return problems + [("gpu-targets", "It sets no GPU target.")]
+        return [("gpu-targets", "It sets no GPU target.")]
+    problems = []
     for entry in dict.fromkeys(entries):
         try:
             sm = naming.gpu_target_sm(entry)

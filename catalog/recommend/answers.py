@@ -18,7 +18,7 @@ from catalog import hardware, naming
 from catalog.recommend import cpus, rules, steps
 from catalog.recommend import gpus as gpu_names
 from catalog.recommend.readers import AnswerError
-from catalog.recommend.snapshot import Catalogue, IsaInfo
+from catalog.recommend.snapshot import BranchInfo, Catalogue, IsaInfo
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Answers:
         key = naming.version_key(self.driver)
         return key[0] if key else None
 
-    def changed(self, **changes) -> Answers:
+    def changed(self, **changes: object) -> Answers:
         return replace(self, **changes)
 
 
@@ -116,7 +116,7 @@ def _read_fields(raw: Mapping, cat: Catalogue, errors: list) -> tuple[dict, froz
     return values, frozenset(given)
 
 
-def normalise(raw, cat: Catalogue) -> tuple[Answers, list[AnswerError]]:
+def normalise(raw: object, cat: Catalogue) -> tuple[Answers, list[AnswerError]]:
     """Raw answers (field name -> text or list) -> (Answers, errors). Never raises."""
     if raw is None:
         raw = {}
@@ -175,30 +175,49 @@ def _read_gpus(a: Answers, cat: Catalogue, errors: list) -> Answers:
     if len(names) == 1 and names[0].lower() in steps.NO_GPU_NAMES and not any(ccs):
         names, has_gpu = [], has_gpu or "no"
     try:
-        entries = _pairs(names, ccs)
+        entries = _gpu_entries(names, ccs, counts)
     except AnswerError as exc:
         errors.append(exc)
         return a
-    if len(counts) > len(entries):
-        errors.append(
-            AnswerError(f"{len(counts)} GPU counts for {len(entries)} GPUs.", "gpu_count")
-        )
-        return a
-    entries = [(n, c, k) for (n, c), k in zip_longest(entries, counts, fillvalue=1) if n or c]
-    total = sum(k for _n, _c, k in entries)
-    if total > rules.MAX_GPUS:  # refused before any name is looked up
+    has_gpu = _gpu_presence(a, has_gpu, bool(entries), errors)
+    groups = _group_gpus(entries, cat, errors)
+    if len(groups) > rules.MAX_GPU_MODELS:
         errors.append(
             AnswerError(
-                f"{total:,} GPUs were given; at most {rules.MAX_GPUS} are accepted in one request.",
+                f"{len(groups)} different GPU models were given; at most "
+                f"{rules.MAX_GPU_MODELS} are answered in one request.",
                 "gpu",
             )
         )
         return a
-    if entries and has_gpu == "no":
+    return a.changed(
+        has_gpu=has_gpu, gpus=tuple(groups.values()), values={**a.values, "has_gpu": has_gpu}
+    )
+
+
+def _gpu_entries(names: list[str], ccs: list[str], counts: list) -> list[tuple[str, str, int]]:
+    """(name, compute capability, count) for each GPU given; an AnswerError when the lists do not
+    pair up or there are more GPUs than one request answers."""
+    entries = _pairs(names, ccs)
+    if len(counts) > len(entries):
+        raise AnswerError(f"{len(counts)} GPU counts for {len(entries)} GPUs.", "gpu_count")
+    given = [(n, c, k) for (n, c), k in zip_longest(entries, counts, fillvalue=1) if n or c]
+    total = sum(k for _n, _c, k in given)
+    if total > rules.MAX_GPUS:  # refused before any name is looked up
+        raise AnswerError(
+            f"{total:,} GPUs were given; at most {rules.MAX_GPUS} are accepted in one request.",
+            "gpu",
+        )
+    return given
+
+
+def _gpu_presence(a: Answers, has_gpu: str, given: bool, errors: list) -> str:
+    """Whether the machine has an NVIDIA GPU ("yes" once one is given), noting contradictions."""
+    if given and has_gpu == "no":
         errors.append(
             AnswerError("Contradictory answers: 'no NVIDIA GPU', but a GPU was given.", "has_gpu")
         )
-    if entries:
+    if given:
         has_gpu = "yes"
     if a.os == "darwin" and has_gpu == "yes":
         errors.append(
@@ -208,6 +227,11 @@ def _read_gpus(a: Answers, cat: Catalogue, errors: list) -> Answers:
                 "os",
             )
         )
+    return has_gpu
+
+
+def _group_gpus(entries: list[tuple[str, str, int]], cat: Catalogue, errors: list) -> dict:
+    """The GPUs resolved and grouped by model, counts added up; an unknown one is an error."""
     groups: dict = {}
     for name, cc, count in entries:
         try:
@@ -221,18 +245,7 @@ def _read_gpus(a: Answers, cat: Catalogue, errors: list) -> Answers:
             if key in groups
             else replace(gpu, count=count)
         )
-    if len(groups) > rules.MAX_GPU_MODELS:
-        errors.append(
-            AnswerError(
-                f"{len(groups)} different GPU models were given; at most "
-                f"{rules.MAX_GPU_MODELS} are answered in one request.",
-                "gpu",
-            )
-        )
-        return a
-    return a.changed(
-        has_gpu=has_gpu, gpus=tuple(groups.values()), values={**a.values, "has_gpu": has_gpu}
-    )
+    return groups
 
 
 def _resolve(name: str, cc: str, cat: Catalogue) -> Gpu:
@@ -300,48 +313,14 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
     flag_arch = cpus.infer_arch(flags)
     claim_arch = cat.isa(claims[0]).arch if claims else ""
     implied_arch = flag_arch or claim_arch or cpus.target_arch(target)
-    if a.arch and flag_arch and flag_arch != a.arch:
-        only = cpus.X86_ONLY_FEATURES if flag_arch == "x86_64" else cpus.ARM_ONLY_FEATURES
-        errors.append(
-            AnswerError(
-                f"Contradictory answers: the machine is {a.arch}, but the CPU flags are those of "
-                f"an {flag_arch} CPU (e.g. {', '.join(sorted(flags & only)[:3])}).",
-                "cpu_flags",
-            )
-        )
-    if a.arch and claim_arch and claim_arch != a.arch:
-        errors.append(
-            AnswerError(
-                f"Contradictory answers: {cat.isa(claims[0]).label} is an {claim_arch} ISA, but "
-                f"the machine is {a.arch}.",
-                "isa",
-            )
-        )
-    if a.arch and target and cpus.target_arch(target) != a.arch:
-        errors.append(
-            AnswerError(
-                f"Contradictory answers: {target} is an {cpus.target_arch(target)} CPU, but the "
-                f"machine is {a.arch}.",
-                "cpu",
-            )
-        )
+    if a.arch:
+        errors.extend(_arch_contradictions(a.arch, cat, flags, flag_arch, claims, target))
     arch = a.arch
     parts = tuple(v.get("cpu_parts", ()))
     if not arch and a.os != "darwin":
         arch = implied_arch or ("aarch64" if parts else "")
     vendor, model = v.get("cpu_vendor", ""), v.get("cpu_model", "")
-    if tool:
-        features, source, assumed = tool, "tool", frozenset()
-    elif typed:
-        features, assumed = cpus.complete_features(typed, arch)
-        source = "flags"
-    elif claims:
-        claimed = claimed_cpu(cat, claims, arch)
-        features, source, assumed = claimed.features, claimed.source, claimed.assumed
-    elif target:
-        features, source, assumed = cpus.target_features(target), "microarchitecture", frozenset()
-    else:
-        features, source, assumed = frozenset(), "", frozenset()
+    features, source, assumed = _cpu_features(cat, tool, typed, claims, target, arch)
     name, label = cpus.name_microarchitecture(flags, vendor, arch, parts, model)
     if target:
         name, label = target, cpus.label_of(target)
@@ -360,12 +339,75 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
     return a.changed(arch=arch, cpu=cpu, values={**a.values, "arch": arch})
 
 
+def _arch_contradictions(
+    arch: str,
+    cat: Catalogue,
+    flags: frozenset,
+    flag_arch: str,
+    claims: tuple[str, ...],
+    target: str,
+) -> list[AnswerError]:
+    """The CPU answers (flags, ISAs, a microarchitecture) that belong to another machine
+    architecture than the one given."""
+    errors = []
+    if flag_arch and flag_arch != arch:
+        only = cpus.X86_ONLY_FEATURES if flag_arch == "x86_64" else cpus.ARM_ONLY_FEATURES
+        errors.append(
+            AnswerError(
+                f"Contradictory answers: the machine is {arch}, but the CPU flags are those of "
+                f"an {flag_arch} CPU (e.g. {', '.join(sorted(flags & only)[:3])}).",
+                "cpu_flags",
+            )
+        )
+    claim_arch = cat.isa(claims[0]).arch if claims else ""
+    if claim_arch and claim_arch != arch:
+        errors.append(
+            AnswerError(
+                f"Contradictory answers: {cat.isa(claims[0]).label} is an {claim_arch} ISA, but "
+                f"the machine is {arch}.",
+                "isa",
+            )
+        )
+    if target and cpus.target_arch(target) != arch:
+        errors.append(
+            AnswerError(
+                f"Contradictory answers: {target} is an {cpus.target_arch(target)} CPU, but the "
+                f"machine is {arch}.",
+                "cpu",
+            )
+        )
+    return errors
+
+
+def _cpu_features(
+    cat: Catalogue,
+    tool: frozenset,
+    typed: frozenset,
+    claims: tuple[str, ...],
+    target: str,
+    arch: str,
+) -> tuple[frozenset, str, frozenset]:
+    """(features, source, assumed) from the best answer given: a tool's flags as they are, typed
+    flags completed, the ISAs said to run, a named microarchitecture, or nothing."""
+    if tool:
+        return tool, "tool", frozenset()
+    if typed:
+        features, assumed = cpus.complete_features(typed, arch)
+        return features, "flags", assumed
+    if claims:
+        claimed = claimed_cpu(cat, claims, arch)
+        return claimed.features, claimed.source, claimed.assumed
+    if target:
+        return cpus.target_features(target), "microarchitecture", frozenset()
+    return frozenset(), "", frozenset()
+
+
 # ---------------------------------------------------------------------------------------------
 # Constraints
 # ---------------------------------------------------------------------------------------------
 
 
-def branch_matches(branch, key: str, value: str) -> bool:
+def branch_matches(branch: BranchInfo, key: str, value: str) -> bool:
     for ckey, attr, how, _label in rules.BRANCH_CONSTRAINTS:
         if ckey != key:
             continue
@@ -385,58 +427,17 @@ def constraint_label(key: str, value: str) -> str:
 def _check_constraints(a: Answers, cat: Catalogue) -> list[AnswerError]:
     """Constraints no branch of the library's repositories satisfies are bad answers."""
     library = a.library or rules.DEFAULT_LIBRARY
-    repos = set(rules.LIBRARY_REPOSITORIES[library])
-    if "repository" in a.constraints:
-        repo = a.constraints["repository"]
-        known = {b.repository for b in cat.branches}
-        if repo not in known:
-            return [
-                AnswerError(
-                    f"Unknown repository {repo!r}: choose one of {', '.join(sorted(known))}.",
-                    "repository",
-                )
-            ]
-        if repo not in repos:
-            built = sorted({v.library for v in cat.variants if v.repository == repo})
-            return [
-                AnswerError(
-                    f"{repo} does not build {library} (it builds "
-                    f"{', '.join(built) or 'nothing yet'}).",
-                    "repository",
-                )
-            ]
-        repos = {repo}
-    branches = [b for b in cat.branches if b.repository in repos]
-    if "branch" in a.constraints:
-        name = a.constraints["branch"]
-        if not any(b.name == name for b in branches):
-            names = sorted({b.name for b in branches})
-            return [
-                AnswerError(
-                    f"No branch {name!r} builds {library}; branches: {', '.join(names)}.", "branch"
-                )
-            ]
+    try:
+        branches = _constrained_branches(a, cat, library)
+    except AnswerError as exc:
+        return [exc]
     errors = []
     for key, value in a.constraints.items():
         if key in ("repository", "branch"):
             continue
-        if not naming.version_key(value):
-            errors.append(
-                AnswerError(f"{constraint_label(key, value)} is not a version like 3.12.", key)
-            )
-            continue
-        if not any(branch_matches(b, key, value) for b in branches):
-            attr = next(attr for k, attr, _h, _l in rules.BRANCH_CONSTRAINTS if k == key)
-            have = sorted(
-                {getattr(b, attr) for b in branches if getattr(b, attr, "")}, key=naming.version_key
-            )
-            errors.append(
-                AnswerError(
-                    f"No branch builds {constraint_label(key, value)}; "
-                    f"available: {', '.join(have) or 'none'}.",
-                    key,
-                )
-            )
+        error = _version_constraint_error(key, value, branches)
+        if error is not None:
+            errors.append(error)
     if not errors and a.constraints:
         keys = list(a.constraints)
         if not any(all(branch_matches(b, k, a.constraints[k]) for k in keys) for b in branches):
@@ -445,3 +446,49 @@ def _check_constraints(a: Answers, cat: Catalogue) -> list[AnswerError]:
                 AnswerError(f"No branch combines {text}; relax one of these constraints.", keys[0])
             )
     return errors
+
+
+def _constrained_branches(a: Answers, cat: Catalogue, library: str) -> list:
+    """The branches that build the library in the repository and branch asked for (all of its
+    repositories' branches when none is); an AnswerError when no such repository or branch."""
+    repos = set(rules.LIBRARY_REPOSITORIES[library])
+    if "repository" in a.constraints:
+        repo = a.constraints["repository"]
+        known = {b.repository for b in cat.branches}
+        if repo not in known:
+            raise AnswerError(
+                f"Unknown repository {repo!r}: choose one of {', '.join(sorted(known))}.",
+                "repository",
+            )
+        if repo not in repos:
+            built = sorted({v.library for v in cat.variants if v.repository == repo})
+            raise AnswerError(
+                f"{repo} does not build {library} (it builds {', '.join(built) or 'nothing yet'}).",
+                "repository",
+            )
+        repos = {repo}
+    branches = [b for b in cat.branches if b.repository in repos]
+    if "branch" in a.constraints:
+        name = a.constraints["branch"]
+        if not any(b.name == name for b in branches):
+            names = sorted({b.name for b in branches})
+            raise AnswerError(
+                f"No branch {name!r} builds {library}; branches: {', '.join(names)}.", "branch"
+            )
+    return branches
+
+
+def _version_constraint_error(key: str, value: str, branches: list) -> AnswerError | None:
+    """A version constraint that is no version, or that none of the branches satisfies."""
+    if not naming.version_key(value):
+        return AnswerError(f"{constraint_label(key, value)} is not a version like 3.12.", key)
+    if any(branch_matches(b, key, value) for b in branches):
+        return None
+    attr = next(attr for k, attr, _h, _l in rules.BRANCH_CONSTRAINTS if k == key)
+    have = sorted(
+        {getattr(b, attr) for b in branches if getattr(b, attr, "")}, key=naming.version_key
+    )
+    return AnswerError(
+        f"No branch builds {constraint_label(key, value)}; available: {', '.join(have) or 'none'}.",
+        key,
+    )

@@ -208,7 +208,11 @@ def complete_features(given: Iterable[str], arch: str) -> tuple[frozenset, froze
 
 
 def name_microarchitecture(
-    features, vendor: str = "", arch: str = "", cpu_parts=(), cpu_model: str = ""
+    features: Iterable[str],
+    vendor: str = "",
+    arch: str = "",
+    cpu_parts: Iterable[str] = (),
+    cpu_model: str = "",
 ) -> tuple[str, str]:
     """The most specific archspec target the features support, as (name, label).
 

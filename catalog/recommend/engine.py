@@ -9,6 +9,7 @@ rules in catalog.recommend.rules. The result is a `Recommendation`; it never rai
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from catalog import naming
@@ -16,6 +17,7 @@ from catalog.recommend import gpus as gpu_names
 from catalog.recommend import rules, steps
 from catalog.recommend.answers import (
     Answers,
+    Cpu,
     Gpu,
     branch_matches,
     claimed_cpu,
@@ -24,7 +26,7 @@ from catalog.recommend.answers import (
     normalise,
 )
 from catalog.recommend.readers import AnswerError
-from catalog.recommend.snapshot import Catalogue, VariantInfo
+from catalog.recommend.snapshot import BranchInfo, Catalogue, IsaInfo, VariantInfo
 from catalog.vocabulary import LIBRARIES
 
 # ---------------------------------------------------------------------------------------------
@@ -118,7 +120,7 @@ class Recommendation:
 # ---------------------------------------------------------------------------------------------
 
 
-def recommend(answers, catalogue: Catalogue) -> Recommendation:
+def recommend(answers: object, catalogue: Catalogue) -> Recommendation:
     """Walk the decision for these answers; never raises."""
     try:
         return _recommend(answers, catalogue)
@@ -128,7 +130,7 @@ def recommend(answers, catalogue: Catalogue) -> Recommendation:
         )
 
 
-def _recommend(raw, cat: Catalogue) -> Recommendation:
+def _recommend(raw: object, cat: Catalogue) -> Recommendation:
     a, errors = normalise(raw, cat)
     rec = Recommendation(detected=_detected(a, cat), answers=a)
     if errors:
@@ -314,10 +316,10 @@ def _cpu_alternative(a: Answers, cat: Catalogue, rec: Recommendation, why: str) 
         _fallback(a.changed(gpus=(), has_gpu="no"), cat, rec, why, "cpu", "", f"CPU-only {a.arch}")
 
 
-def _summarise_hardware(variants) -> str:
+def _summarise_hardware(variants: list[VariantInfo]) -> str:
     """'SM61 + avx, SM75 + avx' for few variants; 'SM61, SM75, …, CPU-only' for many."""
 
-    def cc(sm):
+    def cc(sm: str) -> tuple[int, ...]:
         return naming.version_key(naming.compute_capability_from_sm(sm)) if sm else (99,)
 
     combos = sorted({(v.sm, v.isa, v.backend) for v in variants}, key=lambda c: (cc(c[0]), c[1]))
@@ -341,11 +343,13 @@ def _summarise_hardware(variants) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _isa_missing(isa, features) -> set[str]:
+def _isa_missing(isa: IsaInfo, features: Iterable[str]) -> set[str]:
     return set(isa_features(isa) - set(features))
 
 
-def _branch_sort_key(cat: Catalogue, repos: tuple, best_rank: dict):
+def _branch_sort_key(
+    cat: Catalogue, repos: tuple, best_rank: dict
+) -> Callable[[tuple[str, str]], tuple]:
     """The sort key of rules.BRANCH_ORDER over branch keys (repository, name)."""
     keys = {
         "best_isa": lambda key: best_rank[key],
@@ -377,86 +381,56 @@ def _select(
                 "CPU-only build runs on the machine's CPU",
             )
         return
-
-    # Library and repository.
     repos = rules.LIBRARY_REPOSITORIES[library]
     lib_pool = [v for v in pool if v.library == library and v.repository in repos]
     if not lib_pool:
-        everywhere = [v for v in cat.variants if v.library == library]
-        built = (
-            f": {library} is built only for {_summarise_hardware(everywhere)}."
-            if everywhere
-            else "."
-        )
-        rec.reasons.append(f"There is no {library} build for {hardware}{built}")
-        kept = {k: v for k, v in a.constraints.items() if k not in ("repository", "branch")}
-        _fallback(
-            a.changed(library=rules.DEFAULT_LIBRARY, constraints=kept),
-            cat,
-            rec,
-            f"the PyTorch build for this hardware (no {library} build exists for {hardware})",
-            backend,
-            sm,
-            hardware,
-        )
+        _no_library_build(a, cat, rec, backend, sm, hardware, library)
         return
-
-    # Constraints.
-    constrained = [
-        v
-        for v in lib_pool
-        if (b := cat.branch_of(v)) is None
-        or all(branch_matches(b, k, val) for k, val in a.constraints.items())
-    ]
-    if not constrained:
-        text = ", ".join(constraint_label(k, v) for k, v in a.constraints.items())
-        branches = sorted({b.label for v in lib_pool if (b := cat.branch_of(v))})
-        rec.reasons.append(
-            f"{hardware} is built on {', '.join(branches)}, and none of these matches {text}."
-        )
-        _fallback(
-            a.changed(constraints={}),
-            cat,
-            rec,
-            f"the build for this hardware without the {text} constraint",
-            backend,
-            sm,
-            hardware,
-        )
+    constrained = _constrained(a, cat, rec, lib_pool, backend, sm, hardware)
+    if constrained is None:
         return
-
-    # Runnable ISAs.
-    features = a.cpu.features
-    pref = list(rules.ISA_PREFERENCE[a.workload].get(a.arch, ()))
-    arch_isas = sorted(cat.isas_for(a.arch), key=lambda i: -i.rank)
-    order = pref + [i.slug for i in arch_isas if i.slug not in pref]
-    runnable_isas = {i.slug for i in cat.isas if i.arch == a.arch and not _isa_missing(i, features)}
+    runnable_isas = {
+        i.slug for i in cat.isas if i.arch == a.arch and not _isa_missing(i, a.cpu.features)
+    }
+    order = _isa_order(a, cat)
     if backend == "mps":
         runnable = constrained
     else:
         runnable = [v for v in constrained if v.isa in runnable_isas]
         _cpu_reason(a, cat, rec, runnable_isas)
         if not runnable:
-            present = sorted(
-                {v.isa for v in constrained},
-                key=lambda s: order.index(s) if s in order else len(order),
-            )
-            detail = "; ".join(
-                f"{cat.isa(s).label} needs {', '.join(sorted(_isa_missing(cat.isa(s), features)))}"
-                for s in present
-                if cat.isa(s)
-            )
-            labels = ", ".join(cat.isa(s).label if cat.isa(s) else s for s in present)
-            rec.reasons.append(
-                f"{hardware} is built only with {labels}, and this CPU runs none of them "
-                f"({detail})."
-            )
+            _no_runnable_isa(a, cat, rec, constrained, order, hardware)
             return
+    isa_rank = _rank_in(order)
 
-    def isa_rank(v):
-        return order.index(v.isa) if v.isa in order else len(order)
+    branch, in_branch = _choose_branch(cat, runnable, repos, isa_rank, backend)
+    best = min(map(isa_rank, in_branch))
+    isa = next((v.isa for v in in_branch if isa_rank(v) == best), "")
+    same_isa = [v for v in in_branch if v.isa == isa]
 
-    # Branch (rules.BRANCH_ORDER).
+    if backend != "mps":
+        pref = list(rules.ISA_PREFERENCE[a.workload].get(a.arch, ()))
+        _isa_reason(a, cat, rec, isa, pref, runnable_isas, {v.isa for v in in_branch}, hardware)
+    if branch is not None:
+        _branch_reason(a, cat, rec, branch, lib_pool, constrained, hardware, library)
+
+    pick = _pick_cuda(a, rec, same_isa, backend)
+    rec.variant = _as_pick(pick, branch)
+    _pick_warnings(a, rec, pick, branch, backend)
+    if backend != "mps":
+        _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick)
+    _newer_branch_alternative(a, cat, rec, branch, pick, runnable)
+
+
+def _choose_branch(
+    cat: Catalogue,
+    runnable: list[VariantInfo],
+    repos: tuple,
+    isa_rank: Callable[[VariantInfo], int],
+    backend: str,
+) -> tuple[BranchInfo | None, list[VariantInfo]]:
+    """The branch first in rules.BRANCH_ORDER among those with a runnable build, and its
+    runnable builds."""
     by_branch: dict = {}
     for v in runnable:
         by_branch.setdefault(v.branch_key, []).append(v)
@@ -464,19 +438,115 @@ def _select(
         key: (min(map(isa_rank, vs)) if backend != "mps" else 0) for key, vs in by_branch.items()
     }
     chosen_key = min(by_branch, key=_branch_sort_key(cat, repos, best_rank))
-    branch = cat.branch(*chosen_key)
-    in_branch = by_branch[chosen_key]
-    best = min(map(isa_rank, in_branch))
-    isa = next((v.isa for v in in_branch if isa_rank(v) == best), "")
-    same_isa = [v for v in in_branch if v.isa == isa]
+    return cat.branch(*chosen_key), by_branch[chosen_key]
 
-    if backend != "mps":
-        _isa_reason(a, cat, rec, isa, pref, runnable_isas, {v.isa for v in in_branch}, hardware)
-    if branch is not None:
-        _branch_reason(a, cat, rec, branch, lib_pool, constrained, hardware, library)
 
-    pick = _pick_cuda(a, rec, same_isa, backend)
-    rec.variant = Pick(
+def _isa_order(a: Answers, cat: Catalogue) -> list[str]:
+    """The machine's ISAs, the workload's preferred ones first, then from the most specialised."""
+    pref = list(rules.ISA_PREFERENCE[a.workload].get(a.arch, ()))
+    arch_isas = sorted(cat.isas_for(a.arch), key=lambda i: -i.rank)
+    return pref + [i.slug for i in arch_isas if i.slug not in pref]
+
+
+def _rank_in(order: list[str]) -> Callable[[VariantInfo], int]:
+    """A variant's place in the ISA order (past the end when its ISA is not in it)."""
+
+    def isa_rank(v: VariantInfo) -> int:
+        return order.index(v.isa) if v.isa in order else len(order)
+
+    return isa_rank
+
+
+def _no_library_build(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    backend: str,
+    sm: str,
+    hardware: str,
+    library: str,
+) -> None:
+    """No build of the library for the hardware: say so and offer the PyTorch build."""
+    everywhere = [v for v in cat.variants if v.library == library]
+    built = (
+        f": {library} is built only for {_summarise_hardware(everywhere)}." if everywhere else "."
+    )
+    rec.reasons.append(f"There is no {library} build for {hardware}{built}")
+    kept = {k: v for k, v in a.constraints.items() if k not in ("repository", "branch")}
+    _fallback(
+        a.changed(library=rules.DEFAULT_LIBRARY, constraints=kept),
+        cat,
+        rec,
+        f"the PyTorch build for this hardware (no {library} build exists for {hardware})",
+        backend,
+        sm,
+        hardware,
+    )
+
+
+def _constrained(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    lib_pool: list[VariantInfo],
+    backend: str,
+    sm: str,
+    hardware: str,
+) -> list | None:
+    """The builds whose branch meets the constraints; None (after offering the build without
+    them) when none does."""
+    constrained = [
+        v
+        for v in lib_pool
+        if (b := cat.branch_of(v)) is None
+        or all(branch_matches(b, k, val) for k, val in a.constraints.items())
+    ]
+    if constrained:
+        return constrained
+    text = ", ".join(constraint_label(k, v) for k, v in a.constraints.items())
+    branches = sorted({b.label for v in lib_pool if (b := cat.branch_of(v))})
+    rec.reasons.append(
+        f"{hardware} is built on {', '.join(branches)}, and none of these matches {text}."
+    )
+    _fallback(
+        a.changed(constraints={}),
+        cat,
+        rec,
+        f"the build for this hardware without the {text} constraint",
+        backend,
+        sm,
+        hardware,
+    )
+    return None
+
+
+def _no_runnable_isa(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    constrained: list[VariantInfo],
+    order: list[str],
+    hardware: str,
+) -> None:
+    """Every build for the hardware needs CPU features the machine lacks: say which."""
+    features = a.cpu.features
+    present = sorted(
+        {v.isa for v in constrained},
+        key=lambda s: order.index(s) if s in order else len(order),
+    )
+    detail = "; ".join(
+        f"{cat.isa(s).label} needs {', '.join(sorted(_isa_missing(cat.isa(s), features)))}"
+        for s in present
+        if cat.isa(s)
+    )
+    labels = ", ".join(cat.isa(s).label if cat.isa(s) else s for s in present)
+    rec.reasons.append(
+        f"{hardware} is built only with {labels}, and this CPU runs none of them ({detail})."
+    )
+
+
+def _as_pick(pick: VariantInfo, branch: BranchInfo | None) -> Pick:
+    return Pick(
         pname=pick.pname,
         repository=pick.repository,
         branch=pick.branch,
@@ -490,6 +560,12 @@ def _select(
         status=pick.status,
         pytorch_version=branch.pytorch_version if branch else "",
     )
+
+
+def _pick_warnings(
+    a: Answers, rec: Recommendation, pick: VariantInfo, branch: BranchInfo | None, backend: str
+) -> None:
+    """The chosen build has no successful build yet, or needs a newer driver than the one given."""
     if pick.status in ("planned", "failed"):
         rec.warn(
             f"{pick.pname} on {pick.branch} has status '{pick.status}': there is no "
@@ -507,15 +583,20 @@ def _select(
             f"{branch.repository} {branch.name} needs; update the driver to {branch.min_driver} "
             "or newer."
         )
-    if backend != "mps":
-        _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick)
-    _newer_branch_alternative(a, cat, rec, branch, pick, runnable)
 
 
-def _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick) -> None:
+def _isa_alternatives(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    isa: str,
+    runnable_isas: set[str],
+    in_branch: list[VariantInfo],
+    pick: VariantInfo,
+) -> None:
     """The specialised ISAs the CPU runs, and the general one, on the same branch and CUDA."""
 
-    def same_build(slug):
+    def same_build(slug: str) -> list[VariantInfo]:
         return [v for v in in_branch if v.isa == slug and v.cuda_version == pick.cuda_version]
 
     for slug, why in rules.SPECIALISED_ISAS.items():
@@ -542,7 +623,7 @@ def _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _labels(cat: Catalogue, slugs) -> str:
+def _labels(cat: Catalogue, slugs: Iterable[str]) -> str:
     return ", ".join(cat.isa(s).label for s in slugs if cat.isa(s))
 
 
@@ -550,20 +631,7 @@ def _cpu_reason(a: Answers, cat: Catalogue, rec: Recommendation, runnable_isas: 
     cpu = a.cpu
     who = f"The CPU {bracketed(cpu.label)}" if cpu.label else "The CPU"
     isas = cat.isas_for(a.arch)
-    relevant = _relevant_features(cat)
-    assumed = sorted(cpu.assumed & relevant)
-    if cpu.source == "flags" and assumed:
-        given = ", ".join(sorted(cpu.given & relevant))
-        rec.reasons.append(
-            f"Assumed {', '.join(assumed)}: every CPU archspec knows with {given} "
-            f"also has {'it' if len(assumed) == 1 else 'them'}."
-        )
-    implied = [i.slug for i in isas if i.slug in runnable_isas and i.slug not in cpu.claims]
-    if cpu.source == "isa" and implied:
-        rec.reasons.append(
-            f"{_labels(cat, cpu.claims)} implies {_labels(cat, implied)}: every CPU "
-            f"archspec knows with {_labels(cat, cpu.claims)} runs those builds too."
-        )
+    _assumption_reasons(cpu, cat, rec, [i.slug for i in isas if i.slug in runnable_isas])
     source = {
         "tool": "its flags",
         "flags": "its flags",
@@ -583,7 +651,32 @@ def _cpu_reason(a: Answers, cat: Catalogue, rec: Recommendation, runnable_isas: 
         why = "that answer does not imply" if cpu.source == "isa" else "it lacks"
         text += "; not " + ", ".join(f"{i.label} ({why} {', '.join(m)})" for i, m in cannot)
     rec.reasons.append(text + ".")
-    # The flags win over what the user believed, and over prose in the guides.
+    _cpu_warnings(cpu, cat, rec, isas, runnable_isas)
+
+
+def _assumption_reasons(cpu: Cpu, cat: Catalogue, rec: Recommendation, runnable: list[str]) -> None:
+    """What was assumed beyond the answers: features implied by typed flags, ISAs implied by
+    the ISA given."""
+    relevant = _relevant_features(cat)
+    assumed = sorted(cpu.assumed & relevant)
+    if cpu.source == "flags" and assumed:
+        given = ", ".join(sorted(cpu.given & relevant))
+        rec.reasons.append(
+            f"Assumed {', '.join(assumed)}: every CPU archspec knows with {given} "
+            f"also has {'it' if len(assumed) == 1 else 'them'}."
+        )
+    implied = [slug for slug in runnable if slug not in cpu.claims]
+    if cpu.source == "isa" and implied:
+        rec.reasons.append(
+            f"{_labels(cat, cpu.claims)} implies {_labels(cat, implied)}: every CPU "
+            f"archspec knows with {_labels(cat, cpu.claims)} runs those builds too."
+        )
+
+
+def _cpu_warnings(
+    cpu: Cpu, cat: Catalogue, rec: Recommendation, isas: list[IsaInfo], runnable_isas: set
+) -> None:
+    """The flags win over what the user believed, and over prose in the guides."""
     if cpu.given:
         for claim in cpu.claims:
             if claim not in runnable_isas:
@@ -622,7 +715,16 @@ def _cpu_names(label: str) -> list[str]:
     return [n for n in names if len(n) >= 4]
 
 
-def _isa_reason(a, cat, rec, isa, pref, runnable_isas, branch_isas, hardware) -> None:
+def _isa_reason(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    isa: str,
+    pref: list[str],
+    runnable_isas: set[str],
+    branch_isas: set[str],
+    hardware: str,
+) -> None:
     label = cat.isa(isa).label if cat.isa(isa) else isa
     workload = rules.WORKLOAD_SHORT.get(a.workload, a.workload)
     prefix = f"For {workload}" + ("" if a.workload_given else " (the default workload)")
@@ -640,7 +742,16 @@ def _isa_reason(a, cat, rec, isa, pref, runnable_isas, branch_isas, hardware) ->
         )
 
 
-def _branch_reason(a, cat, rec, branch, lib_pool, constrained, hardware, library) -> None:
+def _branch_reason(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    branch: BranchInfo,
+    lib_pool: list[VariantInfo],
+    constrained: list[VariantInfo],
+    hardware: str,
+    library: str,
+) -> None:
     desc = (
         f"{branch.repository} {branch.name} (PyTorch {branch.pytorch_version}, CUDA "
         f"{' / '.join(branch.cuda_versions)}, Python {branch.python_version})"
@@ -682,7 +793,9 @@ def _driver_cuda(a: Answers) -> str:
     return next((cuda for min_driver, cuda in rules.DRIVER_CUDA if major >= min_driver), "10.0")
 
 
-def _pick_cuda(a: Answers, rec: Recommendation, same_isa: list, backend: str):
+def _pick_cuda(
+    a: Answers, rec: Recommendation, same_isa: list[VariantInfo], backend: str
+) -> VariantInfo:
     if backend != "cuda":
         return same_isa[0]
     versions = sorted({v.cuda_version for v in same_isa}, key=naming.version_key, reverse=True)
@@ -739,7 +852,14 @@ def _min_driver_for(cuda: str) -> int:
     return rules.DRIVER_CUDA[0][0]
 
 
-def _newer_branch_alternative(a, cat, rec, branch, pick, runnable) -> None:
+def _newer_branch_alternative(
+    a: Answers,
+    cat: Catalogue,
+    rec: Recommendation,
+    branch: BranchInfo | None,
+    pick: VariantInfo,
+    runnable: list[VariantInfo],
+) -> None:
     """The same build (library, backend, GPU, ISA) on a branch with a newer PyTorch."""
     if branch is None:
         return

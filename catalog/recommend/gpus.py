@@ -10,8 +10,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from catalog import naming
+
+if TYPE_CHECKING:
+    from catalog.recommend.snapshot import Catalogue
 
 # name -> compute capability. Names are matched after `normalise_gpu_name`.
 KNOWN_GPUS: dict[str, str] = {
@@ -220,7 +224,7 @@ def _table(catalogue) -> dict[str, tuple[str, str, str]]:
     return catalogue.memo("gpu-names", _catalogue_table)
 
 
-def resolve_gpu_name(name: str, catalogue=None) -> GpuMatch | None:
+def resolve_gpu_name(name: str, catalogue: Catalogue | None = None) -> GpuMatch | None:
     """The compute capability of a GPU name, or None when the name is unknown.
 
     Exact match on the normalised name first; then the longest known name that the query

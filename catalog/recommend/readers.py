@@ -8,9 +8,14 @@ The Step records (catalog.recommend.steps) name these readers; the engine's inpu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from catalog.recommend import cpus
 from catalog.recommend import gpus as gpu_names
+
+if TYPE_CHECKING:
+    from catalog.recommend.snapshot import Catalogue
+    from catalog.recommend.steps import Choice
 
 
 class AnswerError(ValueError):
@@ -34,7 +39,9 @@ def _one(values: list[str], what: str) -> str:
     return distinct[0] if distinct else ""
 
 
-def choice(what: str, choices, refusals: dict[str, str] | None = None) -> Callable:
+def choice(
+    what: str, choices: Iterable[Choice], refusals: dict[str, str] | None = None
+) -> Callable:
     """A reader for one of `choices` (Choice records with aliases), case-insensitive.
 
     `refusals` maps a prefix to a sentence for values that are known but not built
@@ -42,7 +49,7 @@ def choice(what: str, choices, refusals: dict[str, str] | None = None) -> Callab
     spellings = {alias.lower(): c.value for c in choices for alias in (c.value, *c.aliases)}
     names = " or ".join(", ".join(c.value for c in choices).rsplit(", ", 1))
 
-    def read(values: list[str], catalogue=None) -> str:
+    def read(values: list[str], catalogue: Catalogue | None = None) -> str:
         value = _one(values, what).lower()
         if not value:
             return ""
@@ -56,23 +63,23 @@ def choice(what: str, choices, refusals: dict[str, str] | None = None) -> Callab
     return read
 
 
-def arch(values: list[str], catalogue=None) -> str:
+def arch(values: list[str], catalogue: Catalogue | None = None) -> str:
     value = _one(values, "CPU architecture").lower()
     if value and value not in cpus.ARCH_ALIASES:
         raise AnswerError(f"Unknown CPU architecture {value!r}: choose x86_64 or aarch64 (arm64).")
     return cpus.ARCH_ALIASES.get(value, "")
 
 
-def text(values: list[str], catalogue=None) -> str:
+def text(values: list[str], catalogue: Catalogue | None = None) -> str:
     return _one(values, "value")
 
 
-def texts(values: list[str], catalogue=None) -> list[str]:
+def texts(values: list[str], catalogue: Catalogue | None = None) -> list[str]:
     """Every value, in order (a list answer such as several GPU names)."""
     return list(values)
 
 
-def words(values: list[str], catalogue=None) -> list[str]:
+def words(values: list[str], catalogue: Catalogue | None = None) -> list[str]:
     """Space- or comma-separated words from every value, lower-cased, without duplicates."""
     out = []
     for value in values:
@@ -87,7 +94,7 @@ def version(what: str, parts: int) -> Callable:
     """A reader for a version like 550.54.15 (`parts` numbers at least)."""
     example = {1: "550.54.15", 2: "12.8"}.get(parts, "12.8")
 
-    def read(values: list[str], catalogue=None) -> str:
+    def read(values: list[str], catalogue: Catalogue | None = None) -> str:
         value = _one(values, f"{what} version")
         if not value:
             return ""
@@ -99,7 +106,7 @@ def version(what: str, parts: int) -> Callable:
     return read
 
 
-def compute_capabilities(values: list[str], catalogue=None) -> list[str]:
+def compute_capabilities(values: list[str], catalogue: Catalogue | None = None) -> list[str]:
     for value in values:
         if value and not gpu_names.is_compute_capability(value):
             raise AnswerError(
@@ -108,7 +115,7 @@ def compute_capabilities(values: list[str], catalogue=None) -> list[str]:
     return list(values)
 
 
-def counts(values: list[str], catalogue=None) -> list[int]:
+def counts(values: list[str], catalogue: Catalogue | None = None) -> list[int]:
     """How many of each GPU (paired with the GPU names in order); empty means one."""
     out = []
     for value in values:
@@ -119,7 +126,7 @@ def counts(values: list[str], catalogue=None) -> list[int]:
     return out
 
 
-def isas(values: list[str], catalogue) -> list[str]:
+def isas(values: list[str], catalogue: Catalogue) -> list[str]:
     """ISA slugs ('avx512', 'AVX-512' and 'armv8.2' spellings too), all of one architecture."""
     slugs = []
     for value in values:
@@ -135,7 +142,7 @@ def isas(values: list[str], catalogue) -> list[str]:
     return list(dict.fromkeys(slugs))
 
 
-def microarchitecture(values: list[str], catalogue=None) -> str:
+def microarchitecture(values: list[str], catalogue: Catalogue | None = None) -> str:
     value = _one(values, "CPU microarchitecture").lower()
     if value and not cpus.target_arch(value):
         raise AnswerError(
@@ -145,5 +152,5 @@ def microarchitecture(values: list[str], catalogue=None) -> str:
     return value
 
 
-def lower_words(values: Iterable[str], catalogue=None) -> list[str]:
+def lower_words(values: Iterable[str], catalogue: Catalogue | None = None) -> list[str]:
     return [w for v in values for w in v.replace(",", " ").lower().split()]

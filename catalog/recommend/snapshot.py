@@ -23,9 +23,13 @@ fields named in their dataclasses below (a GPU model reads `architecture.sm`; a 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from catalog import naming
+
+T = TypeVar("T")
 
 
 def _tuple(value) -> tuple:
@@ -163,7 +167,7 @@ class Catalogue:
     def isas_for(self, arch: str) -> list[IsaInfo]:
         return sorted((i for i in self.isas if i.arch == arch), key=lambda i: i.rank)
 
-    def memo(self, key: str, build):
+    def memo(self, key: str, build: Callable[[Catalogue], T]) -> T:
         """`build(self)`, computed once per snapshot (lookup tables derived from the records)."""
         if key not in self._index:
             self._index[key] = build(self)
@@ -171,7 +175,15 @@ class Catalogue:
 
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod
-    def from_objects(cls, *, variants, branches, architectures, gpu_models, isas) -> Catalogue:
+    def from_objects(
+        cls,
+        *,
+        variants: Iterable[Any],
+        branches: Iterable[Any],
+        architectures: Iterable[Any],
+        gpu_models: Iterable[Any],
+        isas: Iterable[Any],
+    ) -> Catalogue:
         return cls(
             variants=[
                 VariantInfo(

@@ -13,12 +13,16 @@ the engine (catalog.recommend.engine, or a table in catalog.recommend.rules). No
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from catalog import naming
 from catalog.recommend import readers
 from catalog.vocabulary import LIBRARIES
+
+if TYPE_CHECKING:
+    from catalog.recommend.snapshot import Catalogue
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ LIBRARY_CHOICES = tuple(Choice(key, library.label) for key, library in LIBRARIES
 NO_GPU_NAMES = ("none", "no", "-")  # `gpu=none`: no NVIDIA GPU
 
 
-def gpu_choices(catalogue, values=None) -> tuple[Choice, ...]:
+def gpu_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Choice, ...]:
     """One choice per catalogued architecture, named with its GPUs (no name said twice)."""
     out = []
     for arch in sorted(catalogue.architectures, key=lambda a: a.cc_key):
@@ -118,7 +122,7 @@ def gpu_choices(catalogue, values=None) -> tuple[Choice, ...]:
     return tuple(out)
 
 
-def isa_choices(catalogue, values=None) -> tuple[Choice, ...]:
+def isa_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Choice, ...]:
     """The catalogue's ISAs, only those of the machine's architecture once it is known."""
     arch = (values or {}).get("arch", "")
     isas = sorted(catalogue.isas, key=lambda i: (i.arch, i.rank))
@@ -129,7 +133,7 @@ def isa_choices(catalogue, values=None) -> tuple[Choice, ...]:
     )
 
 
-def python_choices(catalogue, values=None) -> tuple[Choice, ...]:
+def python_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Choice, ...]:
     pythons = sorted({b.python_version for b in catalogue.branches}, key=naming.version_key)
     return tuple(Choice(p, f"Python {p}") for p in pythons)
 
@@ -381,7 +385,7 @@ NAMES: dict[str, str] = {
 }
 
 
-def applies(step: Step, values) -> bool:
+def applies(step: Step, values: Mapping) -> bool:
     """Whether a step is on the path the (normalised) answers so far have taken."""
     return all(values.get(name, "") in allowed for name, allowed in step.when)
 
@@ -392,7 +396,7 @@ def _filled(value) -> bool:
     return bool(value)
 
 
-def answered(step: Step, values, given=()) -> bool:
+def answered(step: Step, values: Mapping, given: Collection[str] = ()) -> bool:
     """A required step is answered by a value of one of its answering fields; an optional one
     also by any of its fields being given, even empty ("library=" means no constraints)."""
     if any(_filled(values.get(f.name)) for f in step.fields if f.answers_step):
@@ -400,7 +404,7 @@ def answered(step: Step, values, given=()) -> bool:
     return not step.required and any(f.name in given for f in step.fields)
 
 
-def next_step(values, given=()) -> Step | None:
+def next_step(values: Mapping, given: Collection[str] = ()) -> Step | None:
     """The first step on the answers' path that has no answer yet; None when all are answered."""
     for step in STEPS:
         if applies(step, values) and not answered(step, values, given):
@@ -408,7 +412,7 @@ def next_step(values, given=()) -> Step | None:
     return None
 
 
-def missing_required(values, given=()) -> list[Step]:
+def missing_required(values: Mapping, given: Collection[str] = ()) -> list[Step]:
     return [
         s for s in STEPS if s.required and applies(s, values) and not answered(s, values, given)
     ]

@@ -11,7 +11,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
 
-from catalog import cache, lint, markdown, naming, selectors
+from catalog import cache, doc_render, lint, naming, selectors
 from catalog.audit import run_audit
 from catalog.exporters import render_recipe
 from catalog.grid import build_grid
@@ -161,7 +161,7 @@ def doc(request, slug):
     return render(
         request,
         "catalog/doc.html",
-        {"page": page, "rendered": markdown.render(page.body), "docs": selectors.doc_pages()},
+        {"page": page, "rendered": doc_render.render(page.body), "docs": selectors.doc_pages()},
     )
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.audit import GATES, run_audit
+from catalog.audit import GATES, AuditResult, run_audit
 from catalog.lint import RULES
 from catalog.models import Branch
 
@@ -32,6 +32,19 @@ class Command(BaseCommand):
 
     def handle(self, *args: str, **options: Any) -> None:
         gate = options["gate"] or ["seeded"]
+        self._check_gate(gate)
+        result = run_audit(gate)
+        self._write_findings(result)
+        self.stdout.write(f"Claims verified: {len(result.verified)}")
+        if options["verified"]:
+            for v in result.verified:
+                self.stdout.write(f"- {v.key} ({v.subject}): {v.statement} [{v.source}]")
+        self._write_lint(result)
+        if not result.ok:
+            raise CommandError(_failure(result), returncode=1)
+        self.stdout.write(self.style.SUCCESS("Only known, recorded findings remain."))
+
+    def _check_gate(self, gate: list[str]) -> None:
         known_branches = {f"{r}:{n}" for r, n in Branch.objects.values_list("repository", "name")}
         unknown = [g for g in gate if g not in GATES and g not in known_branches]
         if unknown:
@@ -40,7 +53,8 @@ class Command(BaseCommand):
                 "the catalogue.",
                 returncode=2,
             )
-        result = run_audit(gate)
+
+    def _write_findings(self, result: AuditResult) -> None:
         for title, findings, style in (
             ("New findings", result.new, self.style.ERROR),
             ("Known findings (recorded)", result.known, self.style.WARNING),
@@ -48,30 +62,15 @@ class Command(BaseCommand):
             self.stdout.write(style(f"{title}: {len(findings)}"))
             for f in findings:
                 self.stdout.write(f"- [{f.kind}] {f.key} ({f.subject}): {f.message}")
-                if f.statement:
-                    self.stdout.write(f"    seed says: {f.statement}")
-                if f.source:
-                    self.stdout.write(f"    source: {f.source}")
-                if f.resolution:
-                    self.stdout.write(f"    catalogue: {f.resolution}")
-        self.stdout.write(f"Claims verified: {len(result.verified)}")
-        if options["verified"]:
-            for v in result.verified:
-                self.stdout.write(f"- {v.key} ({v.subject}): {v.statement} [{v.source}]")
-        self._write_lint(result)
-        if not result.ok:
-            parts = []
-            if result.new:
-                parts.append(f"{len(result.new)} new finding(s): record or fix them")
-            if result.gating_lint:
-                parts.append(
-                    f"{len(result.gating_lint)} lint finding(s) in gating branches: "
-                    "fix the variants"
-                )
-            raise CommandError("; ".join(parts) + ".", returncode=1)
-        self.stdout.write(self.style.SUCCESS("Only known, recorded findings remain."))
+                for label, text in (
+                    ("seed says", f.statement),
+                    ("source", f.source),
+                    ("catalogue", f.resolution),
+                ):
+                    if text:
+                        self.stdout.write(f"    {label}: {text}")
 
-    def _write_lint(self, result) -> None:
+    def _write_lint(self, result: AuditResult) -> None:
         dirty = [b for b in result.lint if b.findings]
         style = (
             self.style.ERROR
@@ -90,3 +89,15 @@ class Command(BaseCommand):
             self.stdout.write(f"- {branch.name} ({origin}; {effect}): {len(branch.findings)}")
             for f in branch.findings:
                 self.stdout.write(f"    [{f.rule}] {f.variant}: {f.message}")
+
+
+def _failure(result: AuditResult) -> str:
+    """The one sentence a failing audit ends with."""
+    parts = []
+    if result.new:
+        parts.append(f"{len(result.new)} new finding(s): record or fix them")
+    if result.gating_lint:
+        parts.append(
+            f"{len(result.gating_lint)} lint finding(s) in gating branches: fix the variants"
+        )
+    return "; ".join(parts) + "."

@@ -4,6 +4,9 @@ Exit codes: 0 every recipe passes, 1 findings, 2 bad input (a PATH without recip
 usable nix-instantiate.
 """
 
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import recipe_verify
@@ -18,7 +21,7 @@ class Command(BaseCommand):
         + ". Exit 0 when all pass, 1 with findings, 2 for bad input."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
             "paths",
             nargs="+",
@@ -38,7 +41,7 @@ class Command(BaseCommand):
             help=f"seconds one recipe may take to evaluate (default {evaluate.FILE_TIMEOUT_S:g})",
         )
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: str, **opts: Any) -> None:
         if not 1 <= opts["jobs"] <= 64:
             raise CommandError("--jobs takes a number from 1 to 64.", returncode=2)
         if not 0 < opts["timeout"] <= 3600:

@@ -5,6 +5,9 @@ through catalog.wizard_input and catalog.wizard_output); this module only wires 
 codes: 0 a variant fits, 1 no variant fits this hardware, 2 invalid input (CommandError).
 """
 
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from catalog import wizard_cli
@@ -16,8 +19,8 @@ class Command(BaseCommand):
         "(exit 0 a variant, 1 none fits, 2 invalid input)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         wizard_cli.add_arguments(parser)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         wizard_cli.run(options, self.stdout, self.stderr)

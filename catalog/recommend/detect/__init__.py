@@ -90,7 +90,7 @@ def _too_big(size: int) -> Facts:
     )
 
 
-def detect(data) -> Facts:
+def detect(data: object) -> Facts:
     """Recognise and parse pasted tool output (str or bytes). Never raises."""
     try:
         return _detect(data)
@@ -125,34 +125,12 @@ def _text_of(data) -> tuple[str, Facts | None]:
     return data, None
 
 
-def _detect(data) -> Facts:
-    text, refusal = _text_of(data)
+def _detect(data: object) -> Facts:
+    text, refusal = _usable_text(data)
     if refusal is not None:
         return refusal
-    if not text.strip():
-        return _reject("Nothing was pasted: paste the output of " + TOOLS_SENTENCE + ".")
-    text = _ANSI.sub("", text)
-    controls = len(_CONTROL.findall(text))
-    if controls > max(2, len(text) // 100):
-        return _reject(
-            "The pasted data is full of control characters; it looks binary, not like "
-            "a tool's text output."
-        )
-
     lines = split_lines(text)
-    merged = Facts()
-    taken: set[int] = set()
-    for _source, markers, parse in PARSERS:
-        if markers and not any(marker in text for marker in markers):
-            continue
-        facts, used = parse(lines)
-        if facts.sources:
-            taken |= used
-            merged.merge(facts)
-    facts, used = nvidia_smi_csv.parse(lines, taken)
-    if facts.sources:
-        taken |= used
-        merged.merge(facts)
+    merged, taken = _parse_all(text, lines)
     if not merged.sources:
         return _reject(
             "This does not look like output of any supported tool; paste the output "
@@ -166,6 +144,42 @@ def _detect(data) -> Facts:
         merged.notes.append(f"{unrecognised} line(s) were not recognised and were ignored.")
     _check_consistency(merged)
     return merged
+
+
+def _usable_text(data) -> tuple[str, Facts | None]:
+    """The pasted text without terminal colour codes, or the reason it is not worth parsing."""
+    text, refusal = _text_of(data)
+    if refusal is not None:
+        return "", refusal
+    if not text.strip():
+        return "", _reject("Nothing was pasted: paste the output of " + TOOLS_SENTENCE + ".")
+    text = _ANSI.sub("", text)
+    controls = len(_CONTROL.findall(text))
+    if controls > max(2, len(text) // 100):
+        return "", _reject(
+            "The pasted data is full of control characters; it looks binary, not like "
+            "a tool's text output."
+        )
+    return text, None
+
+
+def _parse_all(text: str, lines: list[str]) -> tuple[Facts, set[int]]:
+    """Every parser whose markers the text holds, then the CSV parser over the lines the others
+    left: their facts merged, and the indexes of the lines they read."""
+    merged = Facts()
+    taken: set[int] = set()
+    for _source, markers, parse in PARSERS:
+        if markers and not any(marker in text for marker in markers):
+            continue
+        facts, used = parse(lines)
+        if facts.sources:
+            taken |= used
+            merged.merge(facts)
+    facts, used = nvidia_smi_csv.parse(lines, taken)
+    if facts.sources:
+        taken |= used
+        merged.merge(facts)
+    return merged, taken
 
 
 def _check_consistency(facts: Facts) -> None:

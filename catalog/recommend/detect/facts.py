@@ -124,18 +124,21 @@ class Facts:
         """The detected facts as answers for `recommend()` (catalog.recommend.steps field names;
         only what was detected). The CPU's flags are `cpu_features`: a tool's complete list,
         taken as it is, where a hand-typed `cpu_flags` list is completed."""
+        return {**self._machine_answers(), **self._gpu_answers()}
+
+    def _machine_answers(self) -> dict:
+        detected = {
+            "os": self.os,
+            "arch": self.arch if self.arch in cpus.ARCH_ALIASES.values() else "",
+            "cpu_features": sorted(self.cpu_features),
+            "cpu_vendor": self.cpu_vendor,
+            "cpu_model": self.cpu_model,
+            "cpu_parts": list(self.cpu_parts),
+        }
+        return {key: value for key, value in detected.items() if value}
+
+    def _gpu_answers(self) -> dict:
         out: dict = {}
-        if self.os:
-            out["os"] = self.os
-        if self.arch in cpus.ARCH_ALIASES.values():
-            out["arch"] = self.arch
-        if self.cpu_features:
-            out["cpu_features"] = sorted(self.cpu_features)
-        for key in ("cpu_vendor", "cpu_model"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        if self.cpu_parts:
-            out["cpu_parts"] = list(self.cpu_parts)
         if self.gpus:
             out["gpu"] = [g.name for g in self.gpus]
             out["compute_cap"] = [g.compute_capability for g in self.gpus]
@@ -184,7 +187,7 @@ class Facts:
         if len(self.gpus) != len(gpus) or not all(map(_same_gpu, self.gpus, gpus)):
             self.gpus.extend(gpus)
             return
-        for old, new in zip(self.gpus, gpus):
+        for old, new in zip(self.gpus, gpus, strict=True):
             if len(new.name) > len(old.name):
                 old.name = new.name
             for key in (

@@ -3,6 +3,8 @@ message, which means no usable GPU."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from catalog.recommend.detect.facts import (
     MAX_GPU_LINES,
     TOO_MANY_GPUS,
@@ -87,54 +89,84 @@ def _is_date(line: str) -> bool:
     )
 
 
+@dataclass
+class _Reading:
+    """What the lines read so far say."""
+
+    facts: Facts = field(default_factory=Facts)
+    used: set[int] = field(default_factory=set)
+    header_seen: bool = False
+    last_gpu: GpuFacts | None = None
+
+
 def parse(lines: list[str]) -> tuple[Facts, set[int]]:
-    facts, used = Facts(), set()
-    header_seen = False
-    last_gpu = None
+    r = _Reading()
     for i, line in enumerate(lines):
         if _NO_DRIVER[0] in line or _NO_DRIVER[1] in line:
-            used.add(i)
-            if SOURCE not in facts.sources:
-                facts.sources.append(SOURCE)
-                facts.notes.append(
-                    "nvidia-smi could not talk to the NVIDIA driver: the driver is missing or not "
-                    "loaded, so no GPU could be detected."
-                )
+            _no_driver(r, i)
             continue
-        if "NVIDIA-SMI" in line and "Driver Version:" in line:
-            driver = _after(line, "Driver Version:")
-            if is_version(driver, 2):
-                header_seen = True
-                used.add(i)
-                if i and lines[i - 1].strip().startswith("+"):
-                    used.add(i - 1)
-                facts.driver_version = driver
-                cuda = _after(line, "CUDA Version:")
-                if is_version(cuda, 2):
-                    facts.cuda_version = cuda
-                continue
-        if not header_seen:
+        if _header(r, lines, i):
+            continue
+        if not r.header_seen:
             if _is_date(line):
-                used.add(i)
+                r.used.add(i)
             continue
         name = _gpu_row(line)
-        if name and len(facts.gpus) >= MAX_GPU_LINES:
-            facts.errors.append(TOO_MANY_GPUS)
+        if name and len(r.facts.gpus) >= MAX_GPU_LINES:
+            r.facts.errors.append(TOO_MANY_GPUS)
             break
         if name:
-            used.add(i)
-            last_gpu = GpuFacts(name=short(name), driver_version=facts.driver_version)
-            facts.gpus.append(last_gpu)
+            r.used.add(i)
+            r.last_gpu = GpuFacts(name=short(name), driver_version=r.facts.driver_version)
+            r.facts.gpus.append(r.last_gpu)
             continue
-        if last_gpu is not None and last_gpu.memory_mib is None and "MiB" in line:
-            last_gpu.memory_mib = _memory_total(line)
-        stripped = line.strip()
-        if stripped.startswith(("|", "+")) or "No running processes found" in line:
-            used.add(i)
-    if header_seen:
-        if SOURCE not in facts.sources:
-            facts.sources.append(SOURCE)
-        facts.os = facts.os or "linux"
-        if not facts.gpus:
-            facts.notes.append("nvidia-smi ran but listed no GPU.")
-    return facts, used
+        _table_line(r, line, i)
+    if r.header_seen:
+        _finish(r.facts)
+    return r.facts, r.used
+
+
+def _no_driver(r: _Reading, i: int) -> None:
+    r.used.add(i)
+    if SOURCE not in r.facts.sources:
+        r.facts.sources.append(SOURCE)
+        r.facts.notes.append(
+            "nvidia-smi could not talk to the NVIDIA driver: the driver is missing or not "
+            "loaded, so no GPU could be detected."
+        )
+
+
+def _header(r: _Reading, lines: list[str], i: int) -> bool:
+    """Whether line i is the table's header ('NVIDIA-SMI 580.1  Driver Version: 580.1  CUDA
+    Version: 13.0'), read into the facts with the border above it."""
+    line = lines[i]
+    if "NVIDIA-SMI" not in line or "Driver Version:" not in line:
+        return False
+    driver = _after(line, "Driver Version:")
+    if not is_version(driver, 2):
+        return False
+    r.header_seen = True
+    r.used.add(i)
+    if i and lines[i - 1].strip().startswith("+"):
+        r.used.add(i - 1)
+    r.facts.driver_version = driver
+    cuda = _after(line, "CUDA Version:")
+    if is_version(cuda, 2):
+        r.facts.cuda_version = cuda
+    return True
+
+
+def _table_line(r: _Reading, line: str, i: int) -> None:
+    """A line of the table below a GPU's row: its memory, borders and the process list."""
+    if r.last_gpu is not None and r.last_gpu.memory_mib is None and "MiB" in line:
+        r.last_gpu.memory_mib = _memory_total(line)
+    if line.strip().startswith(("|", "+")) or "No running processes found" in line:
+        r.used.add(i)
+
+
+def _finish(facts: Facts) -> None:
+    if SOURCE not in facts.sources:
+        facts.sources.append(SOURCE)
+    facts.os = facts.os or "linux"
+    if not facts.gpus:
+        facts.notes.append("nvidia-smi ran but listed no GPU.")

@@ -3,6 +3,8 @@ without a header, and the one-value-a-line forms (`--query-gpu=name` / `=compute
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from catalog.recommend import gpus as gpu_names
 from catalog.recommend.detect.facts import (
     MAX_GPU_LINES,
@@ -65,12 +67,87 @@ def _header(stripped: str) -> list[str] | None:
     return ["name" if c == "gpu_name" else c for c in columns]
 
 
+@dataclass
+class _Loose:
+    """One value a line: `--query-gpu=name` or `--query-gpu=compute_cap`, noheader."""
+
+    names: list[str] = field(default_factory=list)
+    ccs: list[str] = field(default_factory=list)
+
+    def read(self, value: str) -> bool:
+        """Whether the line is a compute capability or a known GPU's name (then kept)."""
+        if gpu_names.is_compute_capability(value):
+            self.ccs.append(value)
+            return True
+        if looks_like_gpu_name(value) and gpu_names.resolve_gpu_name(value):
+            self.names.append(short(value))
+            return True
+        return False
+
+    def add_to(self, facts: Facts) -> None:
+        """The GPUs, names paired with compute capabilities when there are as many of each."""
+        if not self.names:
+            facts.gpus.extend(GpuFacts(compute_capability=cc) for cc in self.ccs)
+            return
+        paired = len(self.ccs) == len(self.names)
+        if self.ccs and not paired:
+            facts.notes.append(
+                f"{len(self.names)} GPU name(s) but {len(self.ccs)} compute capabilities were "
+                "pasted; they are not paired."
+            )
+        ccs = self.ccs if paired else [""] * len(self.names)
+        facts.gpus.extend(
+            GpuFacts(name=n, compute_capability=c) for n, c in zip(self.names, ccs, strict=True)
+        )
+
+
+def _header_row(header: list[str], parts: list[str]) -> dict | None:
+    """A row under a header, refused when its name or compute capability is not one."""
+    row = dict(zip(header, parts, strict=True))
+    if "name" in row and not looks_like_gpu_name(row["name"]):
+        return None
+    cc = row.get("compute_cap")
+    if cc is not None and not gpu_names.is_compute_capability(cc) and cc not in _NOT_AVAILABLE:
+        return None
+    return row
+
+
+def _headerless_row(parts: list[str]) -> dict | None:
+    """A row without a header: a GPU name first, then each known column at most once."""
+    kinds = [_classify(p) for p in parts]
+    if "" in kinds or kinds[0] != "name" or len(set(kinds)) != len(kinds):
+        return None
+    if not looks_like_gpu_name(parts[0]):
+        return None
+    return dict(zip(kinds, parts, strict=True))
+
+
+def _row(header: list[str] | None, parts: list[str]) -> dict | None:
+    if header and len(parts) == len(header):
+        return _header_row(header, parts)
+    if 2 <= len(parts) <= len(_COLUMNS):
+        return _headerless_row(parts)
+    return None
+
+
+def _gpu(row: dict, facts: Facts) -> GpuFacts:
+    """A row's GPU; its driver version is also the machine's."""
+    gpu = GpuFacts(name=short(row.get("name", "")))
+    if gpu_names.is_compute_capability(row.get("compute_cap", "")):
+        gpu.compute_capability = row["compute_cap"]
+    driver = row.get("driver_version", "")
+    if is_version(driver, 2):
+        gpu.driver_version = facts.driver_version = driver
+    gpu.memory_mib = _mib(row.get("memory.total", ""))
+    return gpu
+
+
 def parse(lines: list[str], taken: set[int]) -> tuple[Facts, set[int]]:
     """Rows are grouped in blocks (a header, or a run of rows after other text starts one): the
     same GPUs queried twice (with and without header) are merged, not counted twice."""
     facts, used = Facts(), set()
     header = None
-    loose_names, loose_ccs = [], []
+    loose = _Loose()
     blocks: list[list[GpuFacts]] = []
     last_row = -2
     for i, line in enumerate(lines):
@@ -88,60 +165,26 @@ def parse(lines: list[str], taken: set[int]) -> tuple[Facts, set[int]]:
             last_row = i
             continue
         parts = [p.strip() for p in stripped.split(",")]
-        if header and len(parts) == len(header):
-            row = dict(zip(header, parts))
-            if "name" in row and not looks_like_gpu_name(row["name"]):
-                continue
-            cc = row.get("compute_cap")
-            if (
-                cc is not None
-                and not gpu_names.is_compute_capability(cc)
-                and cc not in _NOT_AVAILABLE
-            ):
-                continue
-        elif 2 <= len(parts) <= len(_COLUMNS):  # each known column at most once
-            kinds = [_classify(p) for p in parts]
-            if "" in kinds or kinds[0] != "name" or len(set(kinds)) != len(kinds):
-                continue
-            if not looks_like_gpu_name(parts[0]):
-                continue
-            row = dict(zip(kinds, parts))
-        elif len(parts) == 1:
-            # One value a line: `--query-gpu=name` or `--query-gpu=compute_cap`, noheader.
-            if gpu_names.is_compute_capability(stripped):
-                loose_ccs.append(stripped)
-                used.add(i)
-            elif looks_like_gpu_name(stripped) and gpu_names.resolve_gpu_name(stripped):
-                loose_names.append(short(stripped))
+        if len(parts) == 1 and not (header and len(header) == 1):
+            if loose.read(stripped):
                 used.add(i)
             continue
-        else:
+        row = _row(header, parts)
+        if row is None:
             continue
         used.add(i)
         if not blocks or last_row != i - 1:
             blocks.append([])
         last_row = i
-        gpu = GpuFacts(name=short(row.get("name", "")))
-        if gpu_names.is_compute_capability(row.get("compute_cap", "")):
-            gpu.compute_capability = row["compute_cap"]
-        driver = row.get("driver_version", "")
-        if is_version(driver, 2):
-            gpu.driver_version = facts.driver_version = driver
-        gpu.memory_mib = _mib(row.get("memory.total", ""))
-        blocks[-1].append(gpu)
-    if loose_names:
-        ccs = loose_ccs if len(loose_ccs) == len(loose_names) else [""] * len(loose_names)
-        if loose_ccs and len(loose_ccs) != len(loose_names):
-            facts.notes.append(
-                f"{len(loose_names)} GPU name(s) but {len(loose_ccs)} compute capabilities were "
-                "pasted; they are not paired."
-            )
-        facts.gpus.extend(GpuFacts(name=n, compute_capability=c) for n, c in zip(loose_names, ccs))
-    else:
-        facts.gpus.extend(GpuFacts(compute_capability=cc) for cc in loose_ccs)
+        blocks[-1].append(_gpu(row, facts))
+    _finish(facts, loose, blocks, used)
+    return facts, used
+
+
+def _finish(facts: Facts, loose: _Loose, blocks: list[list[GpuFacts]], used: set[int]) -> None:
+    loose.add_to(facts)
     for block in blocks:
         facts.merge_gpus(block)
     if used:
         facts.sources.append(SOURCE)
         facts.os = "linux"
-    return facts, used

@@ -1,6 +1,7 @@
-"""catalog.markdown: guide Markdown → sanitised HTML with highlighting, anchors and a contents list."""
+"""catalog.doc_render: guide Markdown → sanitised HTML with highlighting, anchors and a contents
+list."""
 
-from catalog.markdown import render
+from catalog.doc_render import render
 
 DOC = """\
 ## Build a variant
@@ -84,7 +85,9 @@ def test_event_handlers_and_javascript_urls_are_stripped():
 
 def test_iframes_forms_and_styles_do_not_come_through():
     html = render(
-        '<iframe src="https://example.org"></iframe>\n\n<form action="/x"><input></form>\n\n<style>body{display:none}</style>'
+        '<iframe src="https://example.org"></iframe>\n\n'
+        '<form action="/x"><input></form>\n\n'
+        "<style>body{display:none}</style>"
     ).html
     assert "<iframe" not in html
     assert "<form" not in html
