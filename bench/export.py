@@ -73,7 +73,8 @@ def timed_export(root: Path, branch, **options) -> tuple[float, recipe_sync.Expo
 
 
 def generated_tree(real: Path, root: Path) -> int:
-    """Every real recipe GENERATED_COPIES times, each copy renamed in place (pname edited)."""
+    """Every real recipe GENERATED_COPIES times, each copy renamed in place (pname edited);
+    imported from its files, as import-recipes reads a checkout."""
     pkgs = root / ".flox" / "pkgs"
     pkgs.mkdir(parents=True)
     count = 0
@@ -96,13 +97,14 @@ def imported_noop(tmp: Path) -> None:
     recipes = report.count("unchanged")  # the README has no markers: not a planned file
     print(
         f"no-op export, imported real branch ({recipes} recipes): {seconds * 1000:.0f} ms — "
-        f"{report.summary()} (test import: {imported * 1000:.0f} ms)"
+        f"{report.summary()} (import-recipes --git: {imported * 1000:.0f} ms)"
     )
     seconds, report = timed_export(real, branch, check=True)
     print(f"--check of the same branch:               {seconds * 1000:.0f} ms — {report.summary()}")
     big = tmp / "generated"
     count = generated_tree(real, big)
-    branch = import_tree(big, *PYTORCH_2_8)
+    # A branch of its own: import-recipes creates it, so no seeded variant is mixed in.
+    branch = import_tree(big, PYTORCH_2_8[0], "bench-generated")
     seconds, report = timed_export(big, branch)
     print(
         f"no-op export, generated tree ({count} recipes): {seconds * 1000:.0f} ms — "

@@ -414,17 +414,23 @@ def _fixture_host_arches() -> dict[str, str]:
 def lint_records() -> list[lint.VariantRecord]:
     """One record per variant: the facts of its recipe next to the catalogue's fields.
 
-    The one place to adapt as the model grows: a variant imported from a repository will bring
-    its own recipe facts (read from its stored source, with its own file name); until then every
-    variant's recipe is the one the catalogue renders (`recipe_facts`)."""
+    An imported variant brings the facts read from its own source (with its file name); a
+    seeded one is checked as the recipe the catalogue renders for it (`recipe_facts`)."""
+    from pathlib import PurePosixPath
+
     from catalog.exporters.nix import recipe_facts
+    from catalog.importers.recipes import facts_from_json
     from catalog.models import Variant
 
     variants = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa", "depends_on__branch")
-    return [
-        _lint_record(v, recipe_facts(v), file_name=getattr(v, "recipe_file", "") or v.pname)
-        for v in variants
-    ]
+    records = []
+    for v in variants:
+        if v.origin == "imported" and v.recipe_facts:
+            stem = PurePosixPath(v.recipe_path).stem if v.recipe_path else v.pname
+            records.append(_lint_record(v, facts_from_json(v.recipe_facts), file_name=stem))
+        else:
+            records.append(_lint_record(v, recipe_facts(v), file_name=v.pname))
+    return records
 
 
 def _lint_record(variant, facts, file_name: str) -> lint.VariantRecord:

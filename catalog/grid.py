@@ -26,7 +26,7 @@ class Cell:
 
 @dataclass
 class Row:
-    kind: str  # "gpu", "cpu" or "mps"
+    kind: str  # "gpu", "cpu", "mps" or "other" (an imported recipe the grid cannot place)
     label: str  # "SM90", "CPU only", "Apple MPS"
     title: str  # "Hopper (compute capability 9.0)"
     architecture: object = None  # the GpuArchitecture of a "gpu" row
@@ -48,7 +48,17 @@ def _isa_key(isa):
     return (isa.arch != "x86_64", isa.rank, isa.slug)
 
 
+def _placed(variant) -> bool:
+    """Whether the variant has the architecture / ISA its backend is laid out by (an imported
+    recipe may name ones the catalogue does not know)."""
+    if variant.backend == "cuda" and not variant.gpu_arch_id:
+        return False
+    return variant.backend == "mps" or bool(variant.cpu_isa_id)
+
+
 def _row_key(variant):
+    if not _placed(variant):
+        return (3, 0)
     if variant.backend == "cuda":
         return (0, variant.gpu_arch.arch_number)
     return (1, 0) if variant.backend == "cpu" else (2, 0)
@@ -79,6 +89,18 @@ def build_grid(variants) -> list[Group]:
         for key in sorted(by_row):
             row_variants = by_row[key]
             sample = row_variants[0]
+            if key == (3, 0):
+                rows.append(
+                    Row(
+                        "other",
+                        "Other",
+                        "Imported recipes whose architecture or ISA the catalogue does not know",
+                        cells=[
+                            Cell(sorted(row_variants, key=lambda v: v.pname), max(len(columns), 1))
+                        ],
+                    )
+                )
+                continue
             if sample.backend == "mps":
                 # MPS builds have no CPU ISA: one cell across the ISA columns.
                 rows.append(

@@ -119,6 +119,26 @@ def _file_name(r: VariantRecord, _arch, _files) -> str:
     return f'pname is "{r.pname}" in {r.file_name}.nix.' if r.pname != r.file_name else ""
 
 
+def _name_parts(r: VariantRecord, _arch, _files) -> str:
+    """The file name's parts (release numbers and dotted ISAs read leniently) against what the
+    recipe builds."""
+    named = naming.parse_lenient(r.file_name)
+    if named is None:
+        return f"{r.file_name}.nix does not follow the naming convention."
+    problems = [
+        f"{label} {said or 'none'} but the recipe builds {built or 'none'}"
+        for label, said, built in (
+            ("library", named.library, r.library),
+            ("backend", named.backend, r.backend),
+            ("CUDA", named.cuda_version, r.cuda_version),
+            ("GPU architecture", named.sm, r.sm),
+            ("CPU ISA", named.isa, r.isa),
+        )
+        if said != built
+    ]
+    return f"The name says {'; '.join(problems)}." if problems else ""
+
+
 def _platforms(r: VariantRecord, _arch, _files) -> str:
     expected = expected_platforms(r.backend, r.isa)
     wrong = [p for p in r.platforms if p not in expected]
@@ -165,6 +185,11 @@ RULES: tuple[Rule, ...] = (
         _gpu_targets,
     ),
     Rule("file-name", "the recipe's pname equals its file name", _file_name),
+    Rule(
+        "name-parts",
+        "the file name's library, backend, CUDA, architecture and ISA are what the recipe builds",
+        _name_parts,
+    ),
     Rule(
         "platforms-as-written",
         "meta.platforms is the one platform the ISA (or MPS) builds for",

@@ -11,34 +11,20 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
-from catalog import hardware, naming
+from catalog import hardware, naming, vocabulary
 
-REPOSITORIES = [
-    ("build-pytorch", "build-pytorch"),
-    ("build-torchvision", "build-torchvision"),
-    ("build-torchaudio", "build-torchaudio"),
-]
+REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
-REPOSITORY_LIBRARIES = {
-    "build-pytorch": {"pytorch", "torchvision", "torchaudio"},
-    "build-torchvision": {"torchvision"},
-    "build-torchaudio": {"torchaudio"},
-}
-LIBRARIES = [("pytorch", "PyTorch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio")]
-BACKENDS = [("cuda", "CUDA"), ("cpu", "CPU only"), ("mps", "Apple MPS")]
-PLATFORMS = [
-    ("x86_64-linux", "x86_64-linux"),
-    ("aarch64-linux", "aarch64-linux"),
-    ("aarch64-darwin", "aarch64-darwin"),
+REPOSITORY_LIBRARIES = {key: set(r.libraries) for key, r in vocabulary.REPOSITORIES.items()}
+# Pages name the companion libraries by their package names.
+LIBRARIES = [
+    (key, lib.label if key == "pytorch" else key) for key, lib in vocabulary.LIBRARIES.items()
 ]
-CPU_ARCHES = [("x86_64", "x86_64"), ("aarch64", "aarch64")]
-BLAS_CHOICES = [
-    ("cublas", "cuBLAS (OpenBLAS host-side)"),
-    ("openblas", "OpenBLAS"),
-    ("mkl", "Intel MKL"),
-    ("veclib", "vecLib (Accelerate)"),
-]
-BACKEND_BLAS = {"cuda": {"cublas"}, "cpu": {"openblas", "mkl"}, "mps": {"veclib"}}
+BACKENDS = vocabulary.choices(vocabulary.BACKENDS)
+PLATFORMS = vocabulary.choices(vocabulary.PLATFORMS)
+CPU_ARCHES = vocabulary.choices(vocabulary.CPU_ARCHES)
+BLAS_CHOICES = vocabulary.choices(vocabulary.BLAS)
+BACKEND_BLAS = {key: set(b.blas) for key, b in vocabulary.BACKENDS.items()}
 ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
 STATUSES = [
     ("planned", "Planned"),
@@ -49,7 +35,7 @@ STATUSES = [
     ("published", "Published"),
 ]
 # Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
-DISABLEABLE_FEATURES = ("cudnn", "fbgemm", "mkldnn", "nnpack")
+DISABLEABLE_FEATURES = tuple(vocabulary.FEATURES)
 # cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
 CUDNN_DROPS_PRE_TURING_FROM = (9, 11)
 CUDNN_MIN_COMPUTE_CAPABILITY = (7, 5)
@@ -120,6 +106,10 @@ class GpuArchitecture(models.Model):
     def __str__(self):
         return f"{self.sm.upper()} ({self.name})"
 
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.arch_number = int(naming.sm_number(self.sm))
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("catalog:architecture", args=[self.sm])
 
@@ -154,10 +144,6 @@ class GpuArchitecture(models.Model):
             value = getattr(self, field)
             if value and len(naming.version_key(value)) < 2:
                 raise ValidationError({field: f"{value!r} is not a CUDA version like 12.8."})
-
-    def save(self, *args: object, **kwargs: object) -> None:
-        self.arch_number = int(naming.sm_number(self.sm))
-        super().save(*args, **kwargs)
 
 
 class GpuModel(models.Model):
@@ -309,6 +295,11 @@ class Branch(SafeNames, models.Model):
         return reverse("catalog:branch", args=[self.repository, self.name])
 
     @property
+    def is_imported(self) -> bool:
+        """Read from a build repository by import-recipes (rather than seeded)."""
+        return self.imported_at is not None
+
+    @property
     def cuda_major_minors(self) -> list[str]:
         return [naming.cuda_major_minor(v) for v in self.cuda_versions]
 
@@ -372,7 +363,10 @@ class Variant(SafeNames, models.Model):
     )
     extra_cmake_flags = models.JSONField(default=list, blank=True)
     metadata_rev = models.PositiveIntegerField(
-        default=1, help_text="the .metadata-rev marker; bump it for metadata-only changes"
+        null=True,
+        blank=True,
+        default=1,
+        help_text="the .metadata-rev marker; bump it for metadata-only changes; empty = none",
     )
     # Where the variant came from. An imported variant keeps its recipe as the repository has
     # it (text and the facts read from it), so exporting it unchanged writes that text back and
@@ -453,7 +447,24 @@ class Variant(SafeNames, models.Model):
 
         if not self.branch_id:
             raise ValidationError({"branch": "Choose a branch."})
+        if self.origin == "imported":
+            # An imported variant is what its repository holds; its inconsistencies are the
+            # audit's findings (catalog/lint.py), not reasons to refuse it.
+            return
         branch = self.branch
+        self._clean_branch(err, branch)
+        self._clean_shape(err)
+        self._clean_platform(err)
+        self._clean_cuda(err, branch)
+        self._clean_features(err, errors)
+        self._clean_dependency(err)
+        if not errors:
+            self._clean_name(err)
+        if errors:
+            raise ValidationError(errors)
+
+    def _clean_branch(self, err, branch):
+        """The branch's repository builds the library, in the branch's Python."""
         if self.library not in REPOSITORY_LIBRARIES.get(branch.repository, set()):
             err("library", f"{branch.repository} does not build {self.library}.")
         if self.python_version != branch.python_version:
@@ -462,6 +473,8 @@ class Variant(SafeNames, models.Model):
                 f"{branch} builds Python {branch.python_version}, not {self.python_version}.",
             )
 
+    def _clean_shape(self, err):
+        """Which of architecture / ISA / CUDA the backend has."""
         # Backend shape: which of architecture / ISA / CUDA a variant has.
         if self.backend == "cuda":
             if not self.gpu_arch_id:
@@ -480,6 +493,8 @@ class Variant(SafeNames, models.Model):
             if self.backend == "mps" and self.cpu_isa_id:
                 err("cpu_isa", "The Apple MPS variant has no CPU ISA.")
 
+    def _clean_platform(self, err):
+        """Platform follows the ISA (or MPS); the BLAS fits the backend."""
         # Platform follows the ISA (or MPS).
         if self.backend == "mps":
             if self.platform != "aarch64-darwin":
@@ -497,6 +512,8 @@ class Variant(SafeNames, models.Model):
                 f"{self.get_blas_display()} is not a BLAS for {self.get_backend_display()} builds.",
             )
 
+    def _clean_cuda(self, err, branch):
+        """The CUDA version is the branch's and can target the architecture."""
         # CUDA: one of the branch's versions, and one that can target the architecture.
         if self.backend == "cuda" and self.cuda_version:
             if len(naming.version_key(self.cuda_version)) != 2:
@@ -505,7 +522,8 @@ class Variant(SafeNames, models.Model):
                 if self.cuda_version not in branch.cuda_major_minors:
                     err(
                         "cuda_version",
-                        f"{branch} builds CUDA {', '.join(branch.cuda_versions)}, not {self.cuda_version}.",
+                        f"{branch} builds CUDA {', '.join(branch.cuda_versions)}, "
+                        f"not {self.cuda_version}.",
                     )
                 if self.gpu_arch_id and not self.gpu_arch.supports_cuda(self.cuda_version):
                     arch = self.gpu_arch
@@ -517,6 +535,8 @@ class Variant(SafeNames, models.Model):
                         f"{arch.sm.upper()} {limit}; CUDA {self.cuda_version} cannot build it.",
                     )
 
+    def _clean_features(self, err, errors):
+        """Known features, and every one the hardware rules force off."""
         features = self.disabled_features
         if not isinstance(features, list) or not set(features) <= set(DISABLEABLE_FEATURES):
             err("disabled_features", f"Choose from {', '.join(DISABLEABLE_FEATURES)}.")
@@ -532,6 +552,8 @@ class Variant(SafeNames, models.Model):
         if not isinstance(self.extra_cmake_flags, list):
             err("extra_cmake_flags", "Enter a list of flags.")
 
+    def _clean_dependency(self, err):
+        """A companion names a matching PyTorch; a PyTorch variant depends on nothing."""
         # Companions link to the PyTorch they are built against.
         if self.library == "pytorch":
             if self.depends_on_id:
@@ -559,19 +581,19 @@ class Variant(SafeNames, models.Model):
             if mismatched:
                 err(
                     "depends_on",
-                    f"{dep.pname} differs in {', '.join(mismatched)}; a companion must match its PyTorch.",
+                    f"{dep.pname} differs in {', '.join(mismatched)}; "
+                    "a companion must match its PyTorch.",
                 )
 
-        if not errors:
-            try:
-                expected = self.composed_pname()
-            except naming.InvalidName as exc:
-                err("pname", str(exc))
-            else:
-                if self.pname != expected:
-                    err("pname", f"The fields compose the name {expected!r}, not {self.pname!r}.")
-        if errors:
-            raise ValidationError(errors)
+    def _clean_name(self, err):
+        """The pname is what the fields compose."""
+        try:
+            expected = self.composed_pname()
+        except naming.InvalidName as exc:
+            err("pname", str(exc))
+        else:
+            if self.pname != expected:
+                err("pname", f"The fields compose the name {expected!r}, not {self.pname!r}.")
 
 
 class BuildRecord(models.Model):

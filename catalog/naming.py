@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-LIBRARIES = ("pytorch", "torchvision", "torchaudio")
-BACKENDS = ("cuda", "cpu", "mps")
+from catalog import vocabulary
+
+LIBRARIES = tuple(vocabulary.LIBRARIES)
+BACKENDS = tuple(vocabulary.BACKENDS)
 
 _NAME_RE = re.compile(
-    r"^(?P<library>pytorch|torchvision|torchaudio)"
+    rf"^(?P<library>{'|'.join(LIBRARIES)})"
     r"-python(?P<py>3\d{1,2})"
     r"-(?:"
     r"cuda(?P<cuda_major>\d{1,2})_(?P<cuda_minor>\d{1,2})-(?P<sm>sm\d{2,3})-(?P<isa_gpu>[a-z0-9_]+)"
@@ -213,3 +215,21 @@ def version_key(version: str) -> tuple[int, ...]:
             break
         key.append(int(part))
     return tuple(key)
+
+
+_LIBRARY_RELEASE_RE = re.compile(rf"^({'|'.join(LIBRARIES)})\d+-")
+
+
+def parse_lenient(name: str) -> NameParts | None:
+    """Parse a name as the build repositories write it, or None: also reads a release number
+    after the library (`pytorch210-python313-…`) and dotted ISA slugs (`armv8.2`)."""
+    cleaned = _LIBRARY_RELEASE_RE.sub(r"\1-", name or "").replace(".", "_")
+    try:
+        return parse(cleaned)
+    except InvalidName:
+        return None
+
+
+def isa_slug(written: str) -> str:
+    """An ISA as recipes and names write it -> its slug: 'armv8.2' -> 'armv8_2'."""
+    return (written or "").strip().lower().replace(".", "_").replace("-", "_")

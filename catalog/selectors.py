@@ -2,6 +2,7 @@
 
 from django.db.models import Count, Q
 
+from catalog import naming, vocabulary
 from catalog.models import Branch, CpuIsa, DocPage, GpuArchitecture
 
 
@@ -45,7 +46,7 @@ _LIBRARY_COUNTS = {
 }
 _BACKEND_COUNTS = {
     f"{backend}_count": Count("variants", filter=Q(variants__backend=backend))
-    for backend in ("cuda", "cpu", "mps")
+    for backend in vocabulary.BACKENDS
 }
 
 
@@ -235,3 +236,25 @@ def recommend_catalogue():
         )
         _RECOMMEND_MEMO["version"] = version
     return _RECOMMEND_MEMO["catalogue"]
+
+
+def branch_sources(branch) -> dict:
+    """What a branch's recipes are built from: CUDA versions and nixpkgs pins with their variant
+    counts (a branch may hold several of each), and the commit it was imported from."""
+    rows = (
+        Variant.objects.filter(branch=branch)
+        .values("cuda_version", "nixpkgs_pin")
+        .annotate(n=Count("id"))
+    )
+    cuda: dict[str, int] = {}
+    pins: dict[str, int] = {}
+    for row in rows:
+        if row["cuda_version"]:
+            cuda[row["cuda_version"]] = cuda.get(row["cuda_version"], 0) + row["n"]
+        pin = row["nixpkgs_pin"] or branch.nixpkgs_pin
+        pins[pin] = pins.get(pin, 0) + row["n"]
+    return {
+        "cuda": sorted(cuda.items(), key=lambda item: naming.version_key(item[0]), reverse=True),
+        "pins": sorted(pins.items(), key=lambda item: (-item[1], item[0])),
+        "repository_url": vocabulary.REPOSITORIES[branch.repository].url,
+    }

@@ -1,4 +1,5 @@
-"""import-recipes: reading checkouts back, the whole-catalogue round trip, and refusals."""
+"""import-recipes on the catalogue's own export: the whole-catalogue round trip, re-import,
+changed fields, files that are not recipes, and inconsistencies imported as findings."""
 
 import shutil
 from io import StringIO
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog import recipe_sync
+from catalog import recipe_import, recipe_sync
 from catalog.models import Branch, Variant
 
 pytestmark = pytest.mark.django_db
@@ -47,28 +48,35 @@ def test_round_trip_into_an_empty_catalogue_gives_identical_bytes(tmp_path):
     # build-pytorch first: build-torchvision variants build against its PyTorch.
     for repository, name in order:
         out = import_(tmp_path / "a" / repository / name, repository, name)
-        assert "0 rejected" in out and "branch created" in out
+        assert "branch created" in out and "0 removed" in out
+        assert "inferred for the new branch: branch facts from BUILD_MATRIX.md" in out
     assert Variant.objects.count() == 804 and Branch.objects.count() == 11
+    assert set(Variant.objects.values_list("origin", flat=True)) == {"imported"}
     second = export_all(tmp_path / "b")
     assert sorted(first) == sorted(second)
     differing = [name for name in first if first[name] != second[name]]
     assert differing == []
 
 
-def test_import_of_an_unchanged_export_reports_everything_unchanged(tmp_path):
+def test_reimport_of_an_unchanged_checkout_changes_nothing(tmp_path):
     export_all(tmp_path)
+    first = import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
+    # The seeded variants become imported ones: same rows, now with their recipe text.
+    assert "0 created, 62 updated, 0 unchanged, 0 removed" in first
     out = import_(tmp_path / "build-pytorch/main", "build-pytorch", "main", verbosity=2)
-    assert "branch unchanged; variants: 0 created, 0 updated, 62 unchanged, 0 rejected" in out
+    assert "branch unchanged; recipes: 0 created, 0 updated, 62 unchanged, 0 removed" in out
 
 
 def test_changed_fields_are_imported_and_dry_run_saves_nothing(tmp_path):
     export_all(tmp_path)
+    import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     recipe = tmp_path / "build-pytorch/main/.flox/pkgs/pytorch-python313-cuda12_8-sm90-avx2.nix"
     recipe.write_text(
         recipe.read_text().replace("echo 1 > $out/.metadata-rev", "echo 3 > $out/.metadata-rev")
     )
     out = import_(tmp_path / "build-pytorch/main", "build-pytorch", "main", dry_run=True)
-    assert "updated: pytorch-python313-cuda12_8-sm90-avx2.nix" in out and "nothing saved" in out
+    assert "updated: .flox/pkgs/pytorch-python313-cuda12_8-sm90-avx2.nix" in out
+    assert "nothing saved" in out and "1 updated" in out
     v = Variant.objects.get(
         branch__name="main",
         branch__repository="build-pytorch",
@@ -77,7 +85,7 @@ def test_changed_fields_are_imported_and_dry_run_saves_nothing(tmp_path):
     assert v.metadata_rev == 1
     import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     v.refresh_from_db()
-    assert v.metadata_rev == 3
+    assert v.metadata_rev == 3 and "echo 3 > $out/.metadata-rev" in v.recipe_text
 
 
 def test_unparseable_file_aborts_everything_with_file_and_line(tmp_path):
@@ -89,13 +97,19 @@ def test_unparseable_file_aborts_everything_with_file_and_line(tmp_path):
     lines = broken.read_text().splitlines(keepends=True)
     lines[20] = lines[20].replace("[", "", 1) if "[" in lines[20] else "  oops = [\n"
     broken.write_text("".join(lines))
+    err = StringIO()
     with pytest.raises(CommandError) as exc:
-        import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
-    assert (
-        str(broken) in str(exc.value)
-        and "line " in str(exc.value)
-        and "nothing was imported" in str(exc.value)
-    )
+        call_command(
+            "import-recipes",
+            str(tmp_path / "build-pytorch/main"),
+            repository="build-pytorch",
+            branch="main",
+            stdout=StringIO(),
+            stderr=err,
+        )
+    assert exc.value.returncode == 2
+    assert "1 of 62 files" in str(exc.value) and "nothing was imported" in str(exc.value)
+    assert ".flox/pkgs/pytorch-python313-cuda12_8-sm90-avx512.nix:" in err.getvalue()
     assert (
         Variant.objects.get(
             branch__name="main",
@@ -106,39 +120,44 @@ def test_unparseable_file_aborts_everything_with_file_and_line(tmp_path):
     )
 
 
-def test_recipe_that_contradicts_its_name_is_reported_not_fixed(tmp_path):
+def test_recipe_that_contradicts_its_name_is_imported_as_written_and_linted(tmp_path):
     export_all(tmp_path)
     pkgs = tmp_path / "build-pytorch/main/.flox/pkgs"
     target = pkgs / "pytorch-python313-cuda12_8-sm89-avx512.nix"
     target.write_text(
         target.read_text()
         .replace('gpuArchNum = "89"', 'gpuArchNum = "90"')
-        .replace('"sm_89"', '"sm_90"')
+        .replace('"8.9"', '"9.0"')
     )
-    with pytest.raises(SystemExit) as exc:
-        import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
-    assert exc.value.code == 1
+    import_(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     v = Variant.objects.get(
         branch__repository="build-pytorch",
         branch__name="main",
         pname="pytorch-python313-cuda12_8-sm89-avx512",
     )
-    assert v.gpu_arch.sm == "sm89"
+    assert v.gpu_arch.sm == "sm90" and v.gpu_targets == ["9.0"]
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("audit-catalogue", gate=["imported"], stdout=out)
+    assert (
+        "[name-parts] pytorch-python313-cuda12_8-sm89-avx512: The name says GPU architecture "
+        "sm89 but the recipe builds sm90." in out.getvalue()
+    )
 
 
-def test_rejected_reason_names_the_contradiction(tmp_path):
+def test_flags_that_match_no_isa_are_a_finding_not_a_refusal(tmp_path):
     export_all(tmp_path)
     target = tmp_path / "build-pytorch/main/.flox/pkgs/pytorch-python313-cpu-avx2.nix"
     target.write_text(target.read_text().replace('"-mf16c"', '"-mavx512f"'))
-    report = recipe_sync.import_checkout(tmp_path / "build-pytorch/main", "build-pytorch", "main")
-    rejected = [line for line in report.lines if line[1] == "rejected"]
-    assert rejected == [
+    report = recipe_import.import_checkout(tmp_path / "build-pytorch/main", "build-pytorch", "main")
+    assert report.findings == [
         (
-            "pytorch-python313-cpu-avx2.nix",
-            "rejected",
-            "cpuFlags -mavx2 -mfma -mavx512f match no catalogued CPU ISA",
+            ".flox/pkgs/pytorch-python313-cpu-avx2.nix",
+            "cpuFlags -mavx2 -mfma -mavx512f match no catalogued ISA; avx2 is taken from the name.",
         )
     ]
+    v = Variant.objects.get(branch__name="main", pname="pytorch-python313-cpu-avx2")
+    assert v.cpu_isa.slug == "avx2" and v.cpu_flags == ["-mavx2", "-mfma", "-mavx512f"]
 
 
 def test_missing_pkgs_directory_is_one_sentence(tmp_path):
@@ -146,14 +165,14 @@ def test_missing_pkgs_directory_is_one_sentence(tmp_path):
         import_(tmp_path, "build-pytorch", "main")
 
 
-def test_new_branch_without_facts_is_refused(tmp_path):
+def test_new_branch_without_facts_is_created_from_the_recipes(tmp_path):
     export_all(tmp_path)
     tree = tmp_path / "build-pytorch/main"
     (tree / "BUILD_MATRIX.md").unlink()
     shutil.move(str(tree), str(tmp_path / "copy"))
-    with pytest.raises(
-        CommandError,
-        match="BUILD_MATRIX.md is missing, so the new branch build-pytorch:experimental",
-    ):
-        import_(tmp_path / "copy", "build-pytorch", "experimental")
-    assert not Branch.objects.filter(name="experimental").exists()
+    out = import_(tmp_path / "copy", "build-pytorch", "experimental")
+    assert "inferred for the new branch: PyTorch unknown (set it in the admin), Python 3.13" in out
+    branch = Branch.objects.get(repository="build-pytorch", name="experimental")
+    assert branch.python_version == "3.13" and branch.is_imported
+    assert branch.cuda_versions == ["12.8"]
+    assert branch.variants.count() == 62

@@ -40,6 +40,14 @@ AUDIO = "torchaudio-python313-cuda12_8-sm90-avx512"
 COMPANION = replace(GOOD, pname=AUDIO, file_name=AUDIO, library="torchaudio", pytorch_recipe=PNAME)
 
 
+def named(record: VariantRecord) -> VariantRecord:
+    """The record under the name its fields compose (so only the rule under test breaks)."""
+    name = naming.compose(
+        record.library, "3.13", record.backend, record.cuda_version, record.sm, record.isa
+    )
+    return replace(record, pname=name, file_name=name)
+
+
 def rules_of(*records, archs=ARCHS):
     return {(f.variant, f.rule) for f in lint(records, archs)}
 
@@ -51,22 +59,22 @@ def test_a_good_variant_and_its_companion_pass():
 BROKEN = [
     (
         "cuda-bounds",
-        replace(GOOD, sm="sm103", gpu_targets=("10.3",)),
+        named(replace(GOOD, sm="sm103", gpu_targets=("10.3",))),
         "SM103 needs CUDA 12.9 or newer; CUDA 12.8 cannot target it.",
     ),
     (
         "cuda-bounds",
-        replace(GOOD, sm="sm61", cuda_version="13.0", gpu_targets=("6.1",)),
+        named(replace(GOOD, sm="sm61", cuda_version="13.0", gpu_targets=("6.1",))),
         "CUDA 13.0 no longer targets SM61 (the last CUDA for it is 12.9).",
     ),
     (
         "cuda-bounds",
-        replace(GOOD, sm="sm999", gpu_targets=("99.9",)),
+        named(replace(GOOD, sm="sm999", gpu_targets=("99.9",))),
         "No architecture 'sm999' in the catalogue.",
     ),
     (
         "arm-only-gpu",
-        replace(GOOD, sm="sm121", cuda_version="13.0", gpu_targets=("12.1",)),
+        named(replace(GOOD, sm="sm121", cuda_version="13.0", gpu_targets=("12.1",))),
         "SM121 is built into an aarch64 system, so an x86_64 ISA (avx512) cannot run beside it.",
     ),
     (
@@ -88,6 +96,16 @@ BROKEN = [
     ("gpu-targets", replace(GOOD, gpu_targets=()), "The recipe sets no GPU target."),
     ("nixpkgs-pin", replace(GOOD, nixpkgs_pin=""), "No nixpkgs pin"),
     (
+        "name-parts",
+        replace(GOOD, sm="sm61", gpu_targets=("6.1",)),
+        "The name says GPU architecture sm90 but the recipe builds sm61.",
+    ),
+    (
+        "name-parts",
+        replace(GOOD, file_name="pytorch-py313-sm90", pname="pytorch-py313-sm90"),
+        "pytorch-py313-sm90.nix does not follow the naming convention.",
+    ),
+    (
         "companion-pytorch",
         replace(COMPANION, pytorch_recipe="pytorch-python313-cuda12_8-sm90-avx2"),
         "It imports pytorch-python313-cuda12_8-sm90-avx2.nix, which the branch does not have.",
@@ -105,15 +123,18 @@ def test_each_rule_reports_a_variant_that_breaks_it(rule, record, message):
 
 
 def test_an_arm_system_gpu_on_an_x86_platform_breaks_two_rules():
-    record = replace(
-        GOOD,
-        sm="sm121",
-        cuda_version="13.0",
-        isa="armv9",
-        gpu_targets=("12.1",),
-        platforms=("x86_64-linux",),
+    record = named(
+        replace(
+            GOOD,
+            sm="sm121",
+            cuda_version="13.0",
+            isa="armv9",
+            gpu_targets=("12.1",),
+            platforms=("x86_64-linux",),
+        )
     )
-    assert rules_of(record) == {(PNAME, "arm-only-gpu"), (PNAME, "platforms-as-written")}
+    name = record.file_name
+    assert rules_of(record) == {(name, "arm-only-gpu"), (name, "platforms-as-written")}
 
 
 def test_a_planned_variant_may_wait_for_its_pin():

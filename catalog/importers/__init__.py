@@ -1,9 +1,9 @@
-"""Parse an existing build-repo checkout back into catalogue data (no database access here).
+"""Read a build repository back into catalogue data (no database access here).
 
-`nix.parse_recipe` reads one `.flox/pkgs/<pname>.nix`; `markdown.parse_branch_facts` reads the
-branch facts table of BUILD_MATRIX.md. Both raise `ParseError` with the line and the reason.
+`recipes.interpret` turns one recipe's facts (`catalog.nix.read`) into field values;
+`build_matrix.parse_branch_facts` reads the branch facts table the catalogue's own export
+writes into BUILD_MATRIX.md. The database side is `catalog.recipe_import`.
 """
 
+from .build_matrix import parse_branch_facts  # noqa: F401
 from .errors import ParseError  # noqa: F401
-from .markdown import parse_branch_facts  # noqa: F401
-from .nix import RecipeFacts, parse_recipe  # noqa: F401

@@ -39,8 +39,10 @@ def home(request):
 
 
 def _recipe_html(variant):
-    """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted."""
-    return highlight(render_recipe(variant), NixLexer(), HtmlFormatter(cssclass="highlight"))
+    """The variant's .nix recipe, highlighted: an imported variant's source as the repository
+    has it, otherwise what export-recipes renders (same function)."""
+    text = variant.recipe_text if variant.origin == "imported" else render_recipe(variant)
+    return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
 
 
 def variant_detail(request, repository, branch, pname):
@@ -69,7 +71,7 @@ def variant_detail(request, repository, branch, pname):
             "commands": commands,
             "org": "" if org == DEFAULT_ORG else org,
             "org_error": org_error,
-            "recipe_path": naming.recipe_path(variant.pname),
+            "recipe_path": variant.recipe_path or naming.recipe_path(variant.pname),
             "companions": list(selectors.variant_companions(variant)),
             "other_branches": list(selectors.variant_on_other_branches(variant)),
             "builds": list(selectors.variant_builds(variant)),
@@ -147,6 +149,7 @@ def branch_detail(request, repository, branch):
             "companion_branches": list(branch.companion_branches.all()),
             "variants": variants,
             "grid": build_grid(variants),
+            "sources": selectors.branch_sources(branch),
             "count_matches": branch.stated_variant_count in (None, branch.variant_count),
         },
     )

@@ -1,47 +1,123 @@
-"""Read a build-repo checkout's recipes (and BUILD_MATRIX.md facts) into the catalogue.
+"""import-recipes: read a build repository's recipes into the catalogue.
 
-One transaction: a file that cannot be parsed aborts everything (exit 2 with file, line and
-reason). Recipes that break the naming rule or validation are reported as rejected and not
-saved; exit code 0 when every recipe was imported, 1 when some were rejected.
+`import-recipes PATH --repository R --branch B` reads a checkout's `.flox/pkgs`;
+`import-recipes --git CLONE [--branch B …] [--repository R]` reads branches of a clone from its
+git objects. Files that are not recipes are all listed (file:line: reason) and nothing is
+imported, unless --skip-invalid. Exit 0 on success; 2 when the input cannot be used.
 """
+
+from __future__ import annotations
 
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import recipe_sync
+from catalog import git_source, vocabulary
+from catalog.recipe_import import (
+    ImportFailure,
+    ImportReport,
+    Source,
+    import_checkout,
+    import_sources,
+)
 
 
 class Command(BaseCommand):
-    help = "Import PATH/.flox/pkgs/*.nix into the catalogue as the variants of one branch."
+    help = "Import a build repository's .flox/pkgs recipes (a checkout, or branches of a clone)."
 
     def add_arguments(self, parser):
-        parser.add_argument("path", help="root of a build-repo checkout")
+        parser.add_argument("path", help="root of a checkout, or with --git the clone")
+        parser.add_argument("--git", action="store_true", help="read branches from git objects")
+        parser.add_argument("--repository", help=", ".join(vocabulary.REPOSITORIES))
         parser.add_argument(
-            "--repository",
-            required=True,
-            choices=["build-pytorch", "build-torchvision", "build-torchaudio"],
+            "--branch",
+            action="append",
+            default=[],
+            help="branch name (with --git: repeatable; all branches when omitted)",
         )
-        parser.add_argument("--branch", required=True)
+        parser.add_argument(
+            "--skip-invalid", action="store_true", help="import the recipes, skip other files"
+        )
         parser.add_argument("--dry-run", action="store_true", help="report without saving")
 
     def handle(self, *args, **opts):
+        repository = opts["repository"]
+        if repository and repository not in vocabulary.REPOSITORIES:
+            raise CommandError(
+                f"Unknown repository {repository!r}; choose one of "
+                f"{', '.join(vocabulary.REPOSITORIES)}.",
+                returncode=2,
+            )
+        names = [opts["branch"]] if isinstance(opts["branch"], str) else list(opts["branch"])
+        options = {"skip_invalid": opts["skip_invalid"], "dry_run": opts["dry_run"]}
         try:
-            report = recipe_sync.import_checkout(
-                opts["path"], opts["repository"], opts["branch"], dry_run=opts["dry_run"]
-            )
-        except recipe_sync.SyncError as exc:
+            if opts["git"]:
+                reports = self._from_git(opts["path"], repository, names, options)
+            else:
+                reports = [self._from_checkout(opts["path"], repository, names, options)]
+        except ImportFailure as exc:
+            for line in exc.details:
+                self.stderr.write(line)
             raise CommandError(str(exc), returncode=2) from exc
-        for name, outcome, detail in report.lines:
-            line = f"{outcome}: {name}" + (f" — {detail}" if detail else "")
-            if outcome == "rejected":
-                self.stdout.write(self.style.ERROR(line))
-            elif outcome != "unchanged" or opts["verbosity"] > 1:
-                self.stdout.write(line)
-        prefix = "dry run (nothing saved): " if opts["dry_run"] else ""
-        self.stdout.write(self.style.SUCCESS(prefix + report.summary()))
-        if report.count("rejected"):
-            self.stderr.write(
-                f"{report.count('rejected')} recipes differ from the naming rule or validation; fix them and import again."
+        except git_source.GitError as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        for report in reports:
+            self._print(report, opts["verbosity"])
+
+    def _from_checkout(self, path, repository, branches, options) -> ImportReport:
+        if not repository or len(branches) != 1:
+            raise CommandError(
+                "Name the checkout's repository and branch: --repository R --branch B "
+                "(or read a clone with --git).",
+                returncode=2,
             )
-            sys.exit(1)
+        return import_checkout(path, repository, branches[0], **options)
+
+    def _from_git(self, path, repository, names, options) -> list[ImportReport]:
+        repo = git_source.open_clone(path)
+        repository = repository or git_source.repository_of(repo)
+        if not repository:
+            raise CommandError(
+                f"Cannot tell which repository {repo} is from its remote URL; pass --repository.",
+                returncode=2,
+            )
+        selected = git_source.select(repo, names)
+        reports = []
+        for number, branch in enumerate(selected, start=1):
+            self._progress(f"[{number}/{len(selected)}] {repository}:{branch.name} reading…")
+            files, matrix = git_source.read_branch(repo, branch.commit)
+            sources = [Source(name, data) for name, data in files]
+            self._progress(f"[{number}/{len(selected)}] {repository}:{branch.name} importing…")
+            reports.append(
+                import_sources(
+                    sources,
+                    repository,
+                    branch.name,
+                    matrix=matrix,
+                    source_commit=branch.commit,
+                    **options,
+                )
+            )
+        self._progress("")
+        return reports
+
+    def _progress(self, text: str) -> None:
+        """A one-line status on a terminal only (redirected stderr stays clean)."""
+        stream = getattr(self.stderr, "_out", sys.stderr)
+        if stream.isatty():
+            stream.write(f"\r\033[K{text}")
+            stream.flush()
+
+    def _print(self, report: ImportReport, verbosity: int) -> None:
+        for path, outcome, detail in report.files:
+            if outcome != "unchanged" or verbosity > 1:
+                self.stdout.write(f"{outcome}: {path}" + (f" — {detail}" if detail else ""))
+        for line in report.invalid:
+            self.stdout.write(self.style.WARNING(f"skipped: {line}"))
+        if verbosity > 1:
+            for path, sentence in report.findings:
+                self.stdout.write(f"finding: {path}: {sentence}")
+        for note in report.inferred:
+            self.stdout.write(f"inferred for the new branch: {note}")
+        prefix = "dry run (nothing saved): " if report.dry_run else ""
+        self.stdout.write(self.style.SUCCESS(prefix + report.summary()))

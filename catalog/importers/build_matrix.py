@@ -19,6 +19,21 @@ def _split_row(line: str) -> tuple[str, str] | None:
     return parts[1].strip(), parts[2].strip()
 
 
+def _value(kind: str, label: str, value: str, number: int):
+    """One cell as its field's type; ParseError with the line where it is not one."""
+    if kind == "list":
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if kind == "int":
+        if value and not value.isdigit():
+            raise ParseError(number, f"{label} must be a whole number, not {value!r}")
+        return int(value) if value else None
+    if kind == "bool":
+        if value not in ("yes", "no"):
+            raise ParseError(number, f"{label} must be yes or no, not {value!r}")
+        return value == "yes"
+    return value
+
+
 def parse_branch_facts(text: str) -> dict:
     """The Branch field values the facts table states; raises ParseError where it is malformed."""
     lines = text.splitlines()
@@ -40,19 +55,7 @@ def parse_branch_facts(text: str) -> dict:
         if label not in by_label:
             raise ParseError(number, f"unknown branch fact {label!r}")
         name, kind = by_label[label]
-        value = uncell(raw)
-        if kind == "list":
-            values[name] = [v.strip() for v in value.split(",") if v.strip()]
-        elif kind == "int":
-            if value and not value.isdigit():
-                raise ParseError(number, f"{label} must be a whole number, not {value!r}")
-            values[name] = int(value) if value else None
-        elif kind == "bool":
-            if value not in ("yes", "no"):
-                raise ParseError(number, f"{label} must be yes or no, not {value!r}")
-            values[name] = value == "yes"
-        else:
-            values[name] = value
+        values[name] = _value(kind, label, uncell(raw), number)
     missing = [label for label, name, _ in FACTS if name not in values]
     if missing:
         raise ParseError(start + 1, f"the facts table lacks {', '.join(missing)}")
