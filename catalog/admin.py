@@ -1,8 +1,9 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
+from django.utils.html import format_html
 
-from catalog import naming
+from catalog import naming, recipe_sync
 from catalog.models import (
     ApiToken,
     Branch,
@@ -14,6 +15,7 @@ from catalog.models import (
     SourceClaim,
     Variant,
 )
+from catalog.nix.errors import EditError
 
 
 class GpuModelInline(admin.TabularInline):
@@ -158,13 +160,68 @@ class VariantAdmin(admin.ModelAdmin):
     search_fields = ["pname", "use_case", "notes"]
     list_select_related = ["branch", "gpu_arch", "cpu_isa"]
     autocomplete_fields = ["depends_on"]
-    readonly_fields = ["computed_pname"]
+    readonly_fields = [
+        "computed_pname",
+        "origin",
+        "recipe_path",
+        "recipe_form",
+        "recipe_source",
+        "export_preview",
+    ]
     inlines = [BuildRecordInline]
     # The composed name shows beside the name it replaces when left empty.
     fieldsets = [
         (title, {"fields": ["pname", "computed_pname", *names[1:]] if title is None else names})
         for title, names in VARIANT_FIELDSETS
     ]
+    # An imported variant's recipe: its values as written (editable; export edits them in
+    # place), its text as imported (read-only) and what export would change in it.
+    imported_fieldset = (
+        "Imported recipe",
+        {
+            "fields": [
+                "origin",
+                "recipe_path",
+                "recipe_form",
+                "nixpkgs_pin",
+                "cuda_packages_attr",
+                "python_attr",
+                "gpu_targets",
+                "cpu_flags",
+                "platforms",
+                "torch_version_override",
+                "passthru",
+                "export_preview",
+                "recipe_source",
+            ]
+        },
+    )
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is not None and obj.recipe_text:
+            return [*self.fieldsets, self.imported_fieldset]
+        return self.fieldsets
+
+    @admin.display(description="recipe as imported")
+    def recipe_source(self, obj):
+        return format_html('<pre class="recipe-source">{}</pre>', obj.recipe_text)
+
+    @admin.display(description="what export would change")
+    def export_preview(self, obj):
+        if not obj.recipe_text:
+            return "—"
+        try:
+            diff = recipe_sync.export_diff(obj)
+        except EditError as exc:
+            return format_html(
+                '<p class="errornote">Export cannot write this recipe: {} cannot be edited in '
+                "place ({}); edit it in the file by hand.</p>",
+                exc.field,
+                exc.reason,
+            )
+        if not diff:
+            return "Nothing: export writes the recipe exactly as imported."
+        return format_html('<pre class="export-diff">{}</pre>', diff)
 
     @admin.display(description="name composed from the fields")
     def computed_pname(self, obj):

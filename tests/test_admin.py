@@ -128,3 +128,55 @@ def test_admin_fills_an_empty_name_from_the_fields(staff_client):
 def test_admin_requires_login(client):
     response = client.get(reverse("admin:catalog_variant_changelist"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+# ---------------------------------------------------------------- imported recipes
+
+
+@pytest.fixture
+def imported(tmp_path):
+    """One imported variant: a pinned CUDA form fixture read into build-pytorch main."""
+    from .export_data import import_tree
+    from .nix_data import FORMS
+
+    pkgs = tmp_path / ".flox" / "pkgs"
+    pkgs.mkdir(parents=True)
+    (pkgs / "pytorch-pinned-cuda.nix").write_bytes((FORMS / "pytorch-pinned-cuda.nix").read_bytes())
+    import_tree(tmp_path, "build-pytorch", "main")
+    return Variant.objects.get(branch__name="main", origin="imported")
+
+
+def test_an_imported_recipe_is_shown_read_only_with_nothing_to_export(staff_client, imported):
+    response = staff_client.get(reverse("admin:catalog_variant_change", args=[imported.pk]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert '<pre class="recipe-source">' in page and imported.pname in page
+    assert 'name="recipe_text"' not in page  # read-only: no form field for the text
+    assert "Nothing: export writes the recipe exactly as imported." in page
+
+
+def test_the_change_page_previews_the_export_diff_of_a_changed_pin(staff_client, imported):
+    old = imported.nixpkgs_pin
+    imported.nixpkgs_pin = "0123456789abcdef0123456789abcdef01234567"
+    imported.save()
+    response = staff_client.get(reverse("admin:catalog_variant_change", args=[imported.pk]))
+    page = response.content.decode()
+    diff = page.split('<pre class="export-diff">')[1].split("</pre>")[0]
+    removed = [line for line in diff.splitlines() if line.startswith("-") and "---" not in line]
+    added = [line for line in diff.splitlines() if line.startswith("+") and "+++" not in line]
+    assert len(removed) == len(added) == 1
+    assert old in removed[0] and "0123456789abcdef0123456789abcdef01234567" in added[0]
+
+
+def test_a_change_export_cannot_make_is_named_on_the_change_page(staff_client, imported):
+    imported.disabled_features = [*imported.disabled_features, "nnpack"]
+    imported.save()
+    response = staff_client.get(reverse("admin:catalog_variant_change", args=[imported.pk]))
+    page = response.content.decode()
+    assert "Export cannot write this recipe: disabled_features cannot be edited in place" in page
+
+
+def test_a_seeded_variant_has_no_imported_recipe_section(staff_client):
+    v = Variant.objects.filter(origin="seeded").first()
+    response = staff_client.get(reverse("admin:catalog_variant_change", args=[v.pk]))
+    assert response.status_code == 200 and "Imported recipe" not in response.content.decode()

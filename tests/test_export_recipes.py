@@ -11,8 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog import recipe_sync
-from catalog.exporters import markdown as md
-from catalog.exporters import render_recipe
+from catalog.exporters import readme, render_recipe
 from catalog.models import Variant
 
 pytestmark = pytest.mark.django_db
@@ -72,8 +71,8 @@ def test_cuda_family_matches_the_001_sm89_avx512_example_field_by_field():
     assert our_ld[1].startswith("- GPU: NVIDIA Ada Lovelace architecture (SM89) - RTX 4090")
     # 001's `.metadata-rev` section.
     assert (
-        "postInstall = (oldAttrs.postInstall or \"\") + ''\n      echo 1 > $out/.metadata-rev\n    '';"
-        in ours
+        "postInstall = (oldAttrs.postInstall or \"\") + ''\n"
+        "      echo 1 > $out/.metadata-rev\n    '';" in ours
     )
     assert 'requiredSystemFeatures = [ "big-parallel" ];' in ours and "export MAX_JOBS=32" in ours
     for key, value in (
@@ -258,32 +257,44 @@ SECTIONS = {"variant-matrix": "new matrix\n", "companions": "new companions\n"}
 
 def test_prose_outside_markers_survives_byte_for_byte():
     existing = (
-        "# Title\r\n\nIntro  with trailing spaces  \n<!-- BEGIN GENERATED: variant-matrix -->\nold\n"
+        "# Title\r\n\nIntro  with trailing spaces  \n"
+        "<!-- BEGIN GENERATED: variant-matrix -->\nold\n"
         "<!-- END GENERATED: variant-matrix -->\nMiddle prose\n\n"
     )
-    merged = md.merge_sections(existing, SECTIONS, "t")
+    merged = readme.merge_sections(existing, SECTIONS, "t")
     before, _, rest = merged.partition("<!-- BEGIN GENERATED: variant-matrix -->")
     assert before == "# Title\r\n\nIntro  with trailing spaces  \n"
     assert rest.startswith("\nnew matrix\n<!-- END GENERATED: variant-matrix -->\nMiddle prose\n\n")
     assert "old" not in merged
 
 
-def test_markers_are_appended_once_never_duplicated():
-    once = md.merge_sections("# Mine\nprose", SECTIONS, "t")
-    assert once.startswith("# Mine\nprose\n") and once.count("BEGIN GENERATED: companions") == 1
-    assert md.merge_sections(once, SECTIONS, "t") == once
+def test_a_document_without_markers_is_returned_unchanged_and_a_new_one_gets_every_section():
+    assert readme.merge_sections("# Mine\nprose", SECTIONS, "t") == "# Mine\nprose"
+    new = readme.merge_sections(None, SECTIONS, "t")
+    assert new.startswith("# t\n") and new.count("BEGIN GENERATED: companions") == 1
+    assert readme.merge_sections(new, SECTIONS, "t") == new
+
+
+def test_sections_without_markers_are_not_appended():
+    text = "<!-- BEGIN GENERATED: companions -->\nold\n<!-- END GENERATED: companions -->\n"
+    merged = readme.merge_sections(text, SECTIONS, "t")
+    assert merged == text.replace("old\n", "new companions\n")
+    assert "variant-matrix" not in merged
 
 
 def test_unbalanced_markers_are_refused():
-    with pytest.raises(md.MarkerError):
-        md.merge_sections("<!-- BEGIN GENERATED: companions -->\nx\n", SECTIONS, "t")
+    with pytest.raises(readme.MarkerError):
+        readme.merge_sections("<!-- BEGIN GENERATED: companions -->\nx\n", SECTIONS, "t")
 
 
 def test_readme_in_a_checkout_keeps_its_prose(tmp_path):
     checkout = tmp_path / "build-pytorch"
     (checkout / ".git").mkdir(parents=True)
     (checkout / ".flox").mkdir()
-    prose = "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\nstale\n<!-- END GENERATED: branch-table -->\n\nOutro.\n"
+    prose = (
+        "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\n"
+        "stale\n<!-- END GENERATED: branch-table -->\n\nOutro.\n"
+    )
     (checkout / "README.md").write_text(prose)
     call_command(
         "export-recipes",
@@ -294,12 +305,13 @@ def test_readme_in_a_checkout_keeps_its_prose(tmp_path):
     )
     text = (checkout / "README.md").read_text()
     assert text.startswith(
-        "# build-pytorch\n\nHand-written intro.\n\n<!-- BEGIN GENERATED: branch-table -->\n| Branch |"
+        "# build-pytorch\n\nHand-written intro.\n\n"
+        "<!-- BEGIN GENERATED: branch-table -->\n| Branch |"
     )
     assert "<!-- END GENERATED: branch-table -->\n\nOutro.\n" in text
-    assert "stale" not in text and text.count("BEGIN GENERATED: variant-matrix") == 1
+    assert "stale" not in text and "BEGIN GENERATED: variant-matrix" not in text
     assert len(list((checkout / ".flox/pkgs").glob("*.nix"))) == 62
-    assert "| Stated variant count | 62 |" in (checkout / "BUILD_MATRIX.md").read_text()
+    assert not (checkout / "BUILD_MATRIX.md").exists()  # a checkout's files are never created
 
 
 # ---------------------------------------------------------------- the command
@@ -339,25 +351,27 @@ def test_check_catches_one_changed_byte(tmp_path):
     data = bytearray(target.read_bytes())
     data[-2] = ord("X") if data[-2] != ord("X") else ord("Y")
     target.write_bytes(bytes(data))
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(CommandError, match="1 files differ") as exc:
         run(output=str(tmp_path), repository=["build-pytorch"], branch=["main"], check=True)
-    assert exc.value.code == 1
+    assert exc.value.returncode == 1
     assert target.read_bytes() == bytes(data)  # --check writes nothing
 
 
-def test_stale_recipes_are_reported_and_pruned(tmp_path):
-    run(output=str(tmp_path), repository=["build-torchvision"], branch=["cuda-13_0"])
-    stale = (
-        tmp_path
-        / "build-torchvision/cuda-13_0/.flox/pkgs/torchvision-python313-cuda13_0-sm61-avx.nix"
-    )
-    stale.write_text("{ }\n")
-    out = run(output=str(tmp_path), repository=["build-torchvision"], branch=["cuda-13_0"])
-    assert f"stale: {stale}" in out and "1 stale" in out and stale.exists()
-    out = run(
-        output=str(tmp_path), repository=["build-torchvision"], branch=["cuda-13_0"], prune=True
-    )
-    assert "1 pruned" in out and not stale.exists()
+def test_stale_recipes_are_reported_and_only_the_catalogues_own_are_pruned(tmp_path):
+    args = {"output": str(tmp_path), "repository": ["build-torchvision"], "branch": ["cuda-13_0"]}
+    run(**args)
+    pkgs = tmp_path / "build-torchvision/cuda-13_0/.flox/pkgs"
+    mine = pkgs / "torchvision-python313-cuda13_0-sm61-avx.nix"
+    mine.write_text("{ }\n")  # a maintainer's own file: no variant, not the catalogue's
+    gone = Variant.objects.get(branch__name="cuda-13_0", pname__endswith="sm121-armv9")
+    gone.delete()  # its exported file is now claimed by no variant
+    stale = pkgs / f"{gone.pname}.nix"
+    out = run(**args)
+    assert f"stale: {mine}" in out and f"stale: {stale}" in out and "2 stale" in out
+    assert mine.exists() and stale.exists()
+    out = run(**args, prune=True)
+    assert f"pruned: {stale}" in out and "1 stale, 1 pruned" in out
+    assert not stale.exists() and mine.read_text() == "{ }\n"
 
 
 def test_library_filter_exports_only_those_recipes(tmp_path):
@@ -423,7 +437,8 @@ def test_manage_py_check_exits_1_in_a_subprocess(tmp_path):
     done = subprocess.run(base, capture_output=True, text=True, cwd=root)
     assert done.returncode == 0, done.stderr
     assert "6 created" in done.stdout  # 4 recipes, README, BUILD_MATRIX
-    (tmp_path / "build-torchvision/cuda-13_0/BUILD_MATRIX.md").write_text("changed\n")
+    matrix = tmp_path / "build-torchvision/cuda-13_0/BUILD_MATRIX.md"
+    matrix.write_text(matrix.read_text().replace("4 variants.", "5 variants."))
     checked = subprocess.run(base + ["--check"], capture_output=True, text=True, cwd=root)
     assert checked.returncode == 1 and "would update" in checked.stdout
     bad = subprocess.run(base[:-1] + ["missing"], capture_output=True, text=True, cwd=root)

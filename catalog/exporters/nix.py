@@ -17,6 +17,7 @@ from catalog.models import DISABLEABLE_FEATURES
 from catalog.nix.facts import PytorchSource, RecipeFacts
 
 from . import profiles as P
+from .recipe_text import CatalogueValues, IsaFlags, recipe_text, wanted_facts
 
 FULL_PIN_RE = re.compile(r"^[0-9a-f]{40}$")
 SHORT_PIN_RE = re.compile(r"^[0-9a-f]{7,39}$")
@@ -152,9 +153,10 @@ def nixpkgs_binding(variant) -> list[str]:
     config = ["allowUnfree = true;"] + (["cudaSupport = true;"] if cuda else [])
     body = ["    config = {"] + [f"      {c}" for c in config] + ["    };"]
     if cuda:
+        cuda_set = P.cuda_packages_attr(variant.cuda_version)
         body += [
             "    overlays = [",
-            f"      (final: prev: {{ cudaPackages = final.{P.cuda_packages_attr(variant.cuda_version)}; }})",
+            f"      (final: prev: {{ cudaPackages = final.{cuda_set}; }})",
             "    ];",
         ]
     if kind == "none":
@@ -169,7 +171,8 @@ def nixpkgs_binding(variant) -> list[str]:
     lines = [f"  # Pin nixpkgs for reproducible {_versions_phrase(variant)}"]
     if kind == "short":
         lines += [
-            f"  # The catalogue records only the short commit {branch.nixpkgs_pin}; GitHub resolves it",
+            f"  # The catalogue records only the short commit {branch.nixpkgs_pin}; "
+            "GitHub resolves it",
             "  # while it stays unambiguous. Record the full commit to make the pin exact.",
         ]
     url = P.NIXPKGS_ARCHIVE.format(pin=branch.nixpkgs_pin)
@@ -230,12 +233,12 @@ def _env_lines(variant, family) -> list[str]:
     return lines
 
 
-def _flag_exports(variant, np) -> list[str]:
+def _flag_exports(variant, nixpkgs_name) -> list[str]:
     if not variant.cpu_isa_id:
         return []
     return [
-        f'export CXXFLAGS="${{{np}.lib.concatStringsSep " " cpuFlags}} $CXXFLAGS"',
-        f'export CFLAGS="${{{np}.lib.concatStringsSep " " cpuFlags}} $CFLAGS"',
+        f'export CXXFLAGS="${{{nixpkgs_name}.lib.concatStringsSep " " cpuFlags}} $CXXFLAGS"',
+        f'export CFLAGS="${{{nixpkgs_name}.lib.concatStringsSep " " cpuFlags}} $CFLAGS"',
     ]
 
 
@@ -277,7 +280,7 @@ def _list(items) -> str:
     return "[ " + " ".join(nix_string(i) for i in items) + " ]" if items else "[ ]"
 
 
-def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]:
+def torch_build_attrs(variant, nixpkgs_name, pad, repo_profile, banner: bool) -> list[str]:
     """The attributes that configure a PyTorch build of this variant's hardware."""
     family = P.FAMILIES[variant.backend]
     lines = [
@@ -287,17 +290,20 @@ def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]
         lines.append(f"{pad}requiredSystemFeatures = {_list(family.system_features)};")
     if family.filter_cuda_inputs:
         blas = P.BLAS[variant.blas]
-        extra = f" ++ [ {np}.{blas.attr} ]" if blas.attr else ""
+        extra = f" ++ [ {nixpkgs_name}.{blas.attr} ]" if blas.attr else ""
+        lib = f"{nixpkgs_name}.lib"
         lines += [
             "",
             f"{pad}# No GPU: drop every CUDA input"
             + (", add the BLAS backend" if blas.attr else ""),
-            f'{pad}buildInputs = {np}.lib.filter (p: !({np}.lib.hasPrefix "cuda" (p.pname or "")))'
+            f"{pad}buildInputs = {lib}.filter"
+            f' (p: !({lib}.hasPrefix "cuda" (p.pname or "")))'
             f" (oldAttrs.buildInputs or [ ]){extra};",
-            f'{pad}nativeBuildInputs = {np}.lib.filter (p: (p.pname or "") != "addDriverRunpath")'
+            f"{pad}nativeBuildInputs = {lib}.filter"
+            f' (p: (p.pname or "") != "addDriverRunpath")'
             " (oldAttrs.nativeBuildInputs or [ ]);",
         ]
-    script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
+    script = _flag_exports(variant, nixpkgs_name) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
     script += _env_lines(variant, family)
     if banner:
         script += [""] + _banner(variant)
@@ -305,7 +311,8 @@ def torch_build_attrs(variant, np, pad, repo_profile, banner: bool) -> list[str]
     if variant.extra_cmake_flags:
         lines += [
             "",
-            f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+            f"{pad}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ "
+            f"{_list(variant.extra_cmake_flags)};",
         ]
     return lines
 
@@ -347,17 +354,18 @@ def _metadata_attrs(variant, pad) -> list[str]:
     return lines
 
 
-def python_set(variant, np) -> str:
-    """The Python package set inside the nixpkgs bound to `np` (see profiles.python_packages)."""
-    return P.python_packages(variant.python_version, pinned=np != "nixpkgs_env")
+def python_set(variant, nixpkgs_name) -> str:
+    """The Python package set inside the nixpkgs bound to `nixpkgs_name`
+    (see profiles.python_packages)."""
+    return P.python_packages(variant.python_version, pinned=nixpkgs_name != "nixpkgs_env")
 
 
-def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
+def _torch_expression(variant, nixpkgs_name, pad, repo_profile, own: bool) -> list[str]:
     """A PyTorch derivation for the variant's hardware; `own` adds name, metadata and banner."""
-    py = python_set(variant, np)
+    py = python_set(variant, nixpkgs_name)
     inner = pad + "  "
     attrs = [f"{inner}pname = {nix_string(variant.pname)};"] if own else []
-    attrs += torch_build_attrs(variant, np, inner, repo_profile, banner=own)
+    attrs += torch_build_attrs(variant, nixpkgs_name, inner, repo_profile, banner=own)
     if own:
         attrs += _metadata_attrs(variant, inner)
     if variant.backend == "cuda":
@@ -368,7 +376,7 @@ def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
                 f"{pad}# 1. Enable CUDA and specify the GPU target",
             ]
         head += [
-            f"{pad}({np}.{py}.torch.override {{",
+            f"{pad}({nixpkgs_name}.{py}.torch.override {{",
             f"{pad}  cudaSupport = true;",
             f"{pad}  gpuTargets = [ gpuArchSM ];",
         ]
@@ -378,17 +386,17 @@ def _torch_expression(variant, np, pad, repo_profile, own: bool) -> list[str]:
             )
         head.append(f"{pad}}}).overrideAttrs (oldAttrs: {{")
     else:
-        head = [f"{pad}{np}.{py}.torch.overrideAttrs (oldAttrs: {{"]
+        head = [f"{pad}{nixpkgs_name}.{py}.torch.overrideAttrs (oldAttrs: {{"]
     return head + attrs + [f"{pad}}})"]
 
 
-def _companion_expression(variant, np, pad, repo_profile) -> list[str]:
-    py = python_set(variant, np)
+def _companion_expression(variant, nixpkgs_name, pad, repo_profile) -> list[str]:
+    py = python_set(variant, nixpkgs_name)
     attr = P.LIBRARY_ATTRS[variant.library]
     inner = pad + "  "
     family = P.FAMILIES[variant.backend]
     lines = [
-        f"{pad}({np}.{py}.{attr}.override {{",
+        f"{pad}({nixpkgs_name}.{py}.{attr}.override {{",
         f"{pad}  torch = customPytorch;",
         f"{pad}}}).overrideAttrs (oldAttrs: {{",
         f"{inner}pname = {nix_string(variant.pname)};",
@@ -396,12 +404,13 @@ def _companion_expression(variant, np, pad, repo_profile) -> list[str]:
     ]
     if family.system_features:
         lines.append(f"{inner}requiredSystemFeatures = {_list(family.system_features)};")
-    script = _flag_exports(variant, np) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
+    script = _flag_exports(variant, nixpkgs_name) + [f"export MAX_JOBS={repo_profile.ninja_jobs}"]
     lines += [""] + _indented_block("preConfigure", script, inner)
     if variant.extra_cmake_flags:
         lines += [
             "",
-            f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ {_list(variant.extra_cmake_flags)};",
+            f"{inner}cmakeFlags = (oldAttrs.cmakeFlags or [ ]) ++ "
+            f"{_list(variant.extra_cmake_flags)};",
         ]
     lines += _metadata_attrs(variant, inner)
     return lines + [f"{pad}}})"]
@@ -476,25 +485,80 @@ def render_recipe(variant) -> str:
 
     Takes a Variant with branch, gpu_arch, cpu_isa and depends_on (with its branch) loaded."""
     repo_profile = P.REPOSITORIES[variant.branch.repository]
-    np = nixpkgs_var(variant.branch)
+    nixpkgs_name = nixpkgs_var(variant.branch)
     lines = header(variant) + ["{ pkgs ? import <nixpkgs> {} }:", "", "let"]
     lines += nixpkgs_binding(variant) + [""]
     lines += target_bindings(variant)
     if variant.library == "pytorch":
-        lines += ["in"] + _torch_expression(variant, np, "  ", repo_profile, own=True)
+        lines += ["in"] + _torch_expression(variant, nixpkgs_name, "  ", repo_profile, own=True)
     else:
         dep = variant.depends_on
         if uses_import_form(variant):
             lines += [
-                "  # The matching PyTorch recipe of this repository (same GPU target, CPU flags and",
+                "  # The matching PyTorch recipe of this repository (same GPU target, CPU flags "
+                "and",
                 "  # switched-off libraries); the Nix store shares it with its own build.",
                 f"  customPytorch = import ./{dep.pname}.nix {{ inherit pkgs; }};",
             ]
         else:
             lines += [f"  # Custom PyTorch with the configuration of {dep.pname}"]
-            expr = _torch_expression(dep, np, "  ", repo_profile, own=False)
+            expr = _torch_expression(dep, nixpkgs_name, "  ", repo_profile, own=False)
             expr[0] = "  customPytorch = " + expr[0].lstrip()
             expr[-1] += ";"
             lines += expr
-        lines += ["", "in"] + _companion_expression(variant, np, "  ", repo_profile)
+        lines += ["", "in"] + _companion_expression(variant, nixpkgs_name, "  ", repo_profile)
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- imported recipes
+
+
+def isa_table(isas) -> list[IsaFlags]:
+    """The CPU ISAs (CpuIsa rows) as the recipe-text engine compares them."""
+    return [IsaFlags(i.slug, i.arch, i.rank, tuple(i.compiler_flags)) for i in isas]
+
+
+def catalogue_values(variant) -> CatalogueValues:
+    """The variant's fields that decide an imported recipe's text.
+
+    A recipe with no `.metadata-rev` line was read as revision "none"; the catalogue's first
+    revision (1) stands for the same, so only a bump past it writes the line."""
+    imported_rev = (variant.recipe_facts or {}).get("metadata_rev")
+    rev = variant.metadata_rev
+    if imported_rev is None and rev in (None, 1):
+        rev = None
+    return CatalogueValues(
+        pname=variant.pname,
+        backend=variant.backend,
+        cuda_version=variant.cuda_version,
+        sm=variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        isa=variant.cpu_isa.slug if variant.cpu_isa_id else "",
+        platform=variant.platform,
+        metadata_rev=rev,
+        disabled_features=tuple(variant.disabled_features or ()),
+        extra_cmake_flags=tuple(variant.extra_cmake_flags or ()),
+        nixpkgs_pin=variant.nixpkgs_pin,
+        cuda_packages_attr=variant.cuda_packages_attr,
+        python_attr=variant.python_attr,
+        gpu_targets=tuple(variant.gpu_targets or ()),
+        cpu_flags=tuple(variant.cpu_flags or ()),
+        platforms=tuple(variant.platforms or ()),
+        torch_version_override=variant.torch_version_override,
+        passthru=dict(variant.passthru or {}),
+    )
+
+
+def export_text(variant, isas: list[IsaFlags]) -> str:
+    """What export writes for a variant: an imported recipe's own text, edited in place where
+    the catalogue changed it (EditError names a field it cannot change); else the template."""
+    if not variant.recipe_text:
+        return render_recipe(variant)
+    facts = variant.recipe_facts or {}
+    wanted = wanted_facts(catalogue_values(variant), facts, isas)
+    return recipe_text(variant.recipe_text, facts, wanted)
+
+
+def export_path(variant) -> str:
+    """Where a variant's recipe goes in a checkout: the imported file's own path (its name may
+    differ from the pname), else the pname's."""
+    return variant.recipe_path or naming.recipe_path(variant.pname)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from catalog.exporters.markdown import FACTS, uncell
+from catalog.exporters.readme import FACTS, uncell
 
 from .errors import ParseError
 

@@ -1,10 +1,10 @@
 """Write the catalogue's recipes and generated docs into export trees or a build-repo checkout.
 
 Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
-2 bad input (CommandError: unknown branch, not a checkout, unwritable target).
+2 bad input (CommandError: unknown branch, not a checkout, unwritable target), 3 a recipe whose
+changed field cannot be edited in place was left unwritten (every other file was written).
 """
 
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -43,7 +43,10 @@ class Command(BaseCommand):
             "--check", action="store_true", help="write nothing; exit 1 if any file differs"
         )
         parser.add_argument(
-            "--prune", action="store_true", help="delete recipe files the catalogue does not know"
+            "--prune",
+            action="store_true",
+            help="delete recipe files no variant claims, if the catalogue wrote them or they are "
+            "unchanged since the branch was imported (others are only reported)",
         )
         parser.add_argument(
             "--verify",
@@ -75,35 +78,43 @@ class Command(BaseCommand):
                 dry_run=opts["dry_run"],
                 check=opts["check"],
                 prune=opts["prune"],
+                checkout=bool(opts["into"]),
             )
         except recipe_sync.SyncError as exc:
             raise CommandError(str(exc), returncode=2) from exc
-        verbose = opts["verbosity"] > 1 or opts["dry_run"]
-        for outcome in report.outcomes:
-            if outcome.action in ("stale", "pruned"):
-                note = (
-                    " (not in the catalogue; --prune deletes it)"
-                    if outcome.action == "stale"
-                    else ""
-                )
-                self.stdout.write(self.style.WARNING(f"{outcome.action}: {outcome.path}{note}"))
-            elif outcome.action != "unchanged" and (verbose or opts["check"]):
-                verb = (
-                    {"created": "would create", "updated": "would update"}[outcome.action]
-                    if (opts["dry_run"] or opts["check"])
-                    else outcome.action
-                )
-                self.stdout.write(f"{verb}: {outcome.path}")
-            elif verbose and opts["verbosity"] > 1:
-                self.stdout.write(f"unchanged: {outcome.path}")
-        prefix = "dry run: " if opts["dry_run"] else ("check: " if opts["check"] else "")
-        self.stdout.write(
-            self.style.SUCCESS(f"{prefix}{report.summary()} ({len(targets)} branch trees)")
-        )
+        self._report(report, opts, len(targets))
         if opts["verify"]:
             recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
-        if opts["check"] and report.differing:
-            self.stderr.write(
-                f"{len(report.differing)} files differ from the catalogue; run export-recipes to update them."
+        if report.problems:
+            for problem in report.problems:
+                self.stderr.write(problem)
+            raise CommandError(
+                f"{len(report.problems)} recipes were not written because a changed field cannot "
+                "be edited in place; edit the named fields by hand, then export again.",
+                returncode=3,
             )
-            sys.exit(1)
+        if opts["check"] and report.differing:
+            raise CommandError(
+                f"{len(report.differing)} files differ from the catalogue; run export-recipes to "
+                "update them.",
+                returncode=1,
+            )
+
+    def _report(self, report, opts, trees):
+        verbose = opts["verbosity"] > 1 or opts["dry_run"]
+        previewing = opts["dry_run"] or opts["check"]
+        for outcome in report.outcomes:
+            if outcome.action == "stale":
+                note = " (no variant claims it; left alone unless --prune may delete it)"
+                self.stdout.write(self.style.WARNING(f"stale: {outcome.path}{note}"))
+            elif outcome.action in ("pruned", "refused"):
+                self.stdout.write(self.style.WARNING(f"{outcome.action}: {outcome.path}"))
+            elif outcome.action != "unchanged" and (verbose or opts["check"]):
+                verb = f"would {outcome.action[:-1]}" if previewing else outcome.action
+                self.stdout.write(f"{verb}: {outcome.path}")
+            elif opts["verbosity"] > 1:
+                self.stdout.write(f"unchanged: {outcome.path}")
+        for note in report.notes:
+            self.stdout.write(self.style.NOTICE(note))
+        prefix = "dry run: " if opts["dry_run"] else ("check: " if opts["check"] else "")
+        self.stdout.write(self.style.SUCCESS(f"{prefix}{report.summary()} ({trees} branch trees)"))
