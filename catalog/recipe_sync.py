@@ -306,6 +306,24 @@ def export_recipes(
     return report
 
 
+def exported_texts(variants) -> list[str]:
+    """What export would write for each variant now, for pages to show: an imported recipe
+    edited in place where the catalogue changed it, its stored text where such an edit is
+    refused (the export names the field), else the template. One query, and only when some
+    variant was imported."""
+    variants = list(variants)
+    if not any(v.recipe_text for v in variants):
+        return [exporters.nix.render_recipe(v) for v in variants]
+    isas = exporters.nix.isa_table(CpuIsa.objects.all())
+    texts = []
+    for variant in variants:
+        try:
+            texts.append(exporters.nix.export_text(variant, isas))
+        except EditError:
+            texts.append(variant.recipe_text)
+    return texts
+
+
 def export_diff(variant) -> str:
     """A unified diff of an imported variant's stored recipe against what export would write
     for it now ("" when export writes it unchanged). Raises EditError as export would."""

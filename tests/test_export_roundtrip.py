@@ -347,3 +347,19 @@ def test_a_pin_changed_in_the_admin_is_exported_as_one_line(pytorch_checkout, ad
     assert list(changes) == [f".flox/pkgs/{SM90_AVX512}.nix"]
     removed, added = changes[f".flox/pkgs/{SM90_AVX512}.nix"]
     assert len(removed) == len(added) == 1 and NEW_PIN in added[0]
+
+
+@pytest.mark.django_db
+def test_pages_show_what_export_writes_for_a_changed_imported_recipe(pytorch_checkout, client):
+    """The variant page and compare show an imported recipe with the catalogue's change edited
+    in, the same text export writes."""
+    branch = {"branch__repository": PYTORCH_2_8[0], "branch__name": PYTORCH_2_8[1]}
+    variant = Variant.objects.get(pname=SM90_AVX512, **branch)
+    variant.nixpkgs_pin = NEW_PIN
+    variant.save()
+    page = client.get(variant.get_absolute_url()).content.decode()
+    assert NEW_PIN in page and "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3" not in page
+    other = Variant.objects.get(pname=CPU_AVX2, **branch)
+    ids = [f"{PYTORCH_2_8[0]}/{PYTORCH_2_8[1]}/{v.pname}" for v in (variant, other)]
+    compare = client.get(reverse("catalog:compare"), {"v": ids}).content.decode()
+    assert NEW_PIN in compare

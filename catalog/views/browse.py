@@ -11,10 +11,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
 
-from catalog import cache, doc_render, lint, naming, selectors, vocabulary
+from catalog import cache, doc_render, lint, naming, recipe_sync, selectors, vocabulary
 from catalog.audit import run_audit
 from catalog.build_commands import DEFAULT_ORG, variant_commands
-from catalog.exporters import render_recipe
 from catalog.grid import build_grid
 from catalog.views import compare, select
 
@@ -43,9 +42,9 @@ def home(request):
 
 
 def _recipe_html(variant):
-    """The variant's .nix recipe, highlighted: an imported variant's source as the repository
-    has it, otherwise what export-recipes renders (same function)."""
-    text = variant.recipe_text if variant.origin == "imported" else render_recipe(variant)
+    """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
+    an imported variant's own source, with the catalogue's changes edited in."""
+    [text] = recipe_sync.exported_texts([variant])
     return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
 
 

@@ -17,8 +17,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from catalog import selectors
-from catalog.exporters import render_recipe
+from catalog import recipe_sync, selectors
 
 MIN_VARIANTS, MAX_VARIANTS = 2, 4
 MAX_ID_LENGTH = 300
@@ -91,11 +90,6 @@ class FieldRow:
         return len(set(self.values)) > 1
 
 
-def recipe_text(variant) -> str:
-    """The recipe as the repository has it when imported, else as export-recipes writes it."""
-    return variant.recipe_text or render_recipe(variant)
-
-
 def recipe_diff(base: str, other: str, base_name: str, other_name: str) -> list[tuple[str, str]]:
     """(kind, line) of a unified diff: kind is "add", "del", "hunk" or "same"."""
     kinds = {"+": "add", "-": "del", "@": "hunk"}
@@ -106,7 +100,7 @@ def recipe_diff(base: str, other: str, base_name: str, other_name: str) -> list[
 
 
 def _compare_context(variants) -> dict:
-    texts = [recipe_text(v) for v in variants]
+    texts = recipe_sync.exported_texts(variants)
     base = variants[0]
     ids = [variant_id(v) for v in variants]
 
