@@ -183,9 +183,12 @@ def matrix_choices():
     """The values the matrix's filters accept that come from the data (four small queries)."""
     from catalog.naming import version_key
 
-    branches = list(Branch.objects.order_by().values_list("name", "python_version"))
-    branch_names = sorted({name for name, _ in branches})
-    pythons = {python for _, python in branches}
+    branches = list(
+        Branch.objects.order_by("repository", "preference", "name").values_list(
+            "repository", "name", "python_version"
+        )
+    )
+    pythons = {python for _, _, python in branches}
     cudas = set(
         Variant.objects.exclude(cuda_version="")
         .order_by()
@@ -193,7 +196,9 @@ def matrix_choices():
         .distinct()
     )
     return {
-        "branch": [(n, n) for n in branch_names],
+        # Qualified ("build-pytorch/main", what the page offers), then bare names (any repository).
+        "branch": [(f"{r}/{n}", f"{r} · {n}") for r, n, _ in branches]
+        + [(n, n) for n in sorted({n for _, n, _ in branches})],
         "gpu": [(a.sm, f"{a.sm.upper()} {a.label}") for a in GpuArchitecture.objects.all()]
         + [("none", "None (CPU / MPS)")],
         "isa": [

@@ -151,7 +151,8 @@ def assert_clean(response, url, params):
 
 
 def get(client, url, params, **headers):
-    return client.get(url, params, **headers)
+    # A plain GET with empty or unknown parameters is redirected to its clean address first.
+    return client.get(url, params, follow=True, **headers)
 
 
 @pytest.mark.django_db
