@@ -5,7 +5,6 @@ No response may be a 500; a value that is not one of a parameter's choices answe
 message. Endpoints that are not routed (yet) are skipped, never passed silently.
 """
 
-
 import pytest
 from django.test import Client
 from django.urls import Resolver404, resolve
