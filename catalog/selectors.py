@@ -174,9 +174,39 @@ MATRIX_ORDER = (
 )
 
 
+# What a matrix row, grid cell, API record or CSV line reads; the rest (recipe text, JSON facts)
+# would cost most of the matrix's rendering time to load and decode.
+MATRIX_FIELDS = (
+    "pname",
+    "library",
+    "backend",
+    "cuda_version",
+    "platform",
+    "python_version",
+    "status",
+    "branch__repository",
+    "branch__name",
+    "branch__preference",
+    "gpu_arch__sm",
+    "gpu_arch__arch_number",
+    "gpu_arch__compute_capability",
+    "gpu_arch__name",
+    "gpu_arch__label",
+    "cpu_isa__slug",
+    "cpu_isa__label",
+    "cpu_isa__description",
+    "cpu_isa__arch",
+    "cpu_isa__rank",
+)
+
+
 def matrix_variants():
     """Every variant with what a matrix row, grid cell, API record or CSV line shows: one query."""
-    return Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by(*MATRIX_ORDER)
+    return (
+        Variant.objects.select_related("branch", "gpu_arch", "cpu_isa")
+        .only(*MATRIX_FIELDS)
+        .order_by(*MATRIX_ORDER)
+    )
 
 
 def matrix_choices():

@@ -1,6 +1,7 @@
 """/variants/: the page, its htmx fragment, list and grid, errors beside fields, CSV, ETags."""
 
 import csv
+import gzip
 import io
 import re
 
@@ -282,3 +283,29 @@ def test_overlong_search_is_400_beside_the_search_box(client):
 
 def test_matrix_refuses_post(client):
     assert client.post("/variants/", {"gpu": "sm90"}).status_code == 405
+
+
+def test_pages_are_the_same_for_everyone_and_compressed(client):
+    response = client.get("/variants/", HTTP_ACCEPT_ENCODING="gzip")
+    assert response["Content-Encoding"] == "gzip"
+    assert response["Cache-Control"] == "public, max-age=60"
+    html = gzip.decompress(response.content).decode()
+    assert "csrf" not in html.lower() and "hx-headers" not in html
+    assert "csrftoken" not in response.cookies and "Cookie" not in response.get("Vary", "")
+    # A conditional request with the (weakened) ETag of the compressed answer is still a 304.
+    again = client.get(
+        "/variants/", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=response["ETag"]
+    )
+    assert again.status_code == 304
+
+
+@pytest.mark.parametrize("path", ["/", "/branches/", "/docs/overview/", "/architectures/sm90/"])
+def test_get_pages_carry_no_per_user_token(client, path):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert "csrfmiddlewaretoken" not in response.content.decode()
+    assert "csrftoken" not in response.cookies
+
+
+def test_the_wizard_paste_form_keeps_its_token(client):
+    assert 'name="csrfmiddlewaretoken"' in client.get("/wizard/").content.decode()
