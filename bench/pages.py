@@ -39,9 +39,11 @@ def pages():
         pname="pytorch-python313-cuda12_8-sm90-avx512",
     )
     return [
-        ("matrix, list (all variants)", "/variants/", {}),
+        ("matrix, default (first 50)", "/variants/", {}),
+        ("matrix, list (all variants)", "/variants/?view=list&per_page=all", {}),
         ("matrix, grid (all variants)", "/variants/?view=grid", {}),
         ("htmx partial gpu=sm90&isa=avx512", "/variants/?gpu=sm90&isa=avx512", HTMX),
+        ("htmx partial gpu=sm90", "/variants/?gpu=sm90", HTMX),
         ("CSV, all variants", "/variants/?format=csv", {}),
         ("API, all variants", "/api/variants", {}),
         ("variant detail", detail.get_absolute_url(), {}),
@@ -66,7 +68,8 @@ def main():
     args = parser.parse_args()
     client = Client()
     print(
-        f"{Variant.objects.count()} variants, median of {args.n} requests, server side (Django test client)\n"
+        f"{Variant.objects.count()} variants, median of {args.n} requests, "
+        "server side (Django test client)\n"
     )
     print(f"{'page':36} {'cold ms':>8} {'q':>3} {'warm ms':>8} {'q':>3} {'304 ms':>7} {'q':>3}")
     for label, url, headers in pages():
