@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Collection
 
 from django.core.cache import cache
@@ -39,6 +40,10 @@ VERSION_KEY = "catalogue:version"
 FRAGMENT_TIMEOUT = 24 * 3600  # a version's fragments are useless after a bump; let them expire
 CACHE_SECONDS = 60  # how long a client may reuse a page without asking (a write shows within it)
 KEPT_HEADERS = ("Content-Type", "Content-Disposition")
+# This process's most recent whole responses, so a hit skips the shared cache's read and
+# unpickling; keyed by catalogue version like the shared entries, so a bump retires them too.
+LOCAL_RESPONSES = 32
+_local: OrderedDict = OrderedDict()
 CATALOGUE_MODELS = (
     Branch,
     BuildRecord,
@@ -89,21 +94,28 @@ def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
-def cached_response(name: str, build: Callable[[], HttpResponse], *parts) -> HttpResponse:
+def cached_response(
+    name: str, build: Callable[[], HttpResponse], *parts, version: str | None = None
+) -> HttpResponse:
     """`build()`'s response, kept whole (status 200 only: body and content headers) for the
-    current catalogue version and the given parts; a hit costs no query and no rendering."""
-    key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    stored = cache.get(key)
-    if stored is not None:
-        headers, body = stored
-        response = HttpResponse(body)
-        for header, value in headers:
-            response[header] = value
-        return response
-    response = build()
-    if response.status_code == 200:
-        headers = [(h, response[h]) for h in KEPT_HEADERS if h in response]
-        cache.set(key, (headers, response.content), FRAGMENT_TIMEOUT)
+    catalogue version (the current one unless given) and the given parts; a hit costs no query
+    and no rendering."""
+    key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
+    stored = _local.get(key) or cache.get(key)
+    if stored is None:
+        response = build()
+        if response.status_code != 200:
+            return response
+        stored = ([(h, response[h]) for h in KEPT_HEADERS if h in response], response.content)
+        cache.set(key, stored, FRAGMENT_TIMEOUT)
+    _local[key] = stored
+    _local.move_to_end(key)
+    while len(_local) > LOCAL_RESPONSES:
+        _local.popitem(last=False)
+    headers, body = stored
+    response = HttpResponse(body)
+    for header, value in headers:
+        response[header] = value
     return response
 
 
@@ -117,8 +129,8 @@ def cached(name: str, build, *parts):
     return value
 
 
-def etag(*parts) -> str:
-    return f'"{_digest((catalogue_version(), *parts))}"'
+def etag(*parts, version: str | None = None) -> str:
+    return f'"{_digest((version or catalogue_version(), *parts))}"'
 
 
 def is_not_modified(request, tag: str) -> bool:

@@ -198,14 +198,19 @@ def variant_matrix(request):
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
     key = (request.path, cache.query_key(pairs), "partial" if partial else "page")
-    tag = cache.etag(*key)
+    version = cache.catalogue_version()
+    tag = cache.etag(*key, version=version)
     if cache.is_not_modified(request, tag):
         return cache.mark_cacheable(HttpResponseNotModified(), tag)
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
     response = cache.cached_response(
-        "matrix", lambda: _render_matrix(request, data, partial), *key, request.get_host()
+        "matrix",
+        lambda: _render_matrix(request, data, partial),
+        *key,
+        request.get_host(),
+        version=version,
     )
     if response.status_code != 200:
         return response
