@@ -25,7 +25,7 @@ def wide_elements(page) -> list[str]:
     return page.evaluate(
         """() => [...document.querySelectorAll('body *')]
              .filter(el => el.getBoundingClientRect().right > innerWidth + 1)
-             .filter(el => !el.closest('.table-wrap, .table-scroll, pre'))
+             .filter(el => !el.closest('.table-wrap, pre'))
              .slice(0, 5).map(el => el.tagName + '.' + el.className + ' ' +
                               Math.round(el.getBoundingClientRect().right))"""
     )
