@@ -15,6 +15,7 @@ cache (e.g. Redis or the database cache) so a write in one retires the fragments
 from __future__ import annotations
 
 import hashlib
+import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -44,6 +45,7 @@ KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 # unpickling; keyed by catalogue version like the shared entries, so a bump retires them too.
 LOCAL_RESPONSES = 32
 _local: OrderedDict = OrderedDict()
+_local_lock = threading.Lock()  # threaded servers (runserver, gthread workers) share it
 CATALOGUE_MODELS = (
     Branch,
     BuildRecord,
@@ -108,10 +110,11 @@ def cached_response(
             return response
         stored = ([(h, response[h]) for h in KEPT_HEADERS if h in response], response.content)
         cache.set(key, stored, FRAGMENT_TIMEOUT)
-    _local[key] = stored
-    _local.move_to_end(key)
-    while len(_local) > LOCAL_RESPONSES:
-        _local.popitem(last=False)
+    with _local_lock:
+        _local[key] = stored
+        _local.move_to_end(key)
+        while len(_local) > LOCAL_RESPONSES:
+            _local.popitem(last=False)
     headers, body = stored
     response = HttpResponse(body)
     for header, value in headers:
