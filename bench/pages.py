@@ -39,9 +39,11 @@ def pages():
         pname="pytorch-python313-cuda12_8-sm90-avx512",
     )
     return [
-        ("matrix, list (all variants)", "/variants/", {}),
+        ("matrix, default (first 50)", "/variants/", {}),
+        ("matrix, list (all variants)", "/variants/?view=list&per_page=all", {}),
         ("matrix, grid (all variants)", "/variants/?view=grid", {}),
         ("htmx partial gpu=sm90&isa=avx512", "/variants/?gpu=sm90&isa=avx512", HTMX),
+        ("htmx partial gpu=sm90", "/variants/?gpu=sm90", HTMX),
         ("CSV, all variants", "/variants/?format=csv", {}),
         ("API, all variants", "/api/variants", {}),
         ("variant detail", detail.get_absolute_url(), {}),

@@ -1,7 +1,9 @@
-"""Catalogue version, fragment cache and ETags.
+"""Catalogue version, fragment and whole-response cache, ETags.
 
-The catalogue changes rarely and is read often, so rendered matrix fragments and API bodies are
-cached under a catalogue version, and repeat requests are answered 304 from their ETag. Every
+The catalogue changes rarely and is read often, so rendered matrix responses and API bodies are
+cached whole under a catalogue version, and repeat requests are answered 304 from their ETag.
+GET pages hold nothing per user (no CSRF token, no session), so one cached response serves
+everyone, and browsers and proxies may keep it for CACHE_SECONDS. Every
 save or delete of a catalogue model bumps the version (signals below), which retires every cached
 fragment and ETag at once; nothing has to know which pages a write affects.
 
@@ -13,10 +15,14 @@ cache (e.g. Redis or the database cache) so a write in one retires the fragments
 from __future__ import annotations
 
 import hashlib
+import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Collection
 
 from django.core.cache import cache
 from django.db.models.signals import post_delete, post_save
+from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 
@@ -33,6 +39,13 @@ from catalog.models import (
 
 VERSION_KEY = "catalogue:version"
 FRAGMENT_TIMEOUT = 24 * 3600  # a version's fragments are useless after a bump; let them expire
+CACHE_SECONDS = 60  # how long a client may reuse a page without asking (a write shows within it)
+KEPT_HEADERS = ("Content-Type", "Content-Disposition")
+# This process's most recent whole responses, so a hit skips the shared cache's read and
+# unpickling; keyed by catalogue version like the shared entries, so a bump retires them too.
+LOCAL_RESPONSES = 32
+_local: OrderedDict = OrderedDict()
+_local_lock = threading.Lock()  # threaded servers (runserver, gthread workers) share it
 CATALOGUE_MODELS = (
     Branch,
     BuildRecord,
@@ -72,10 +85,41 @@ def _digest(parts) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
-def request_key(request, *extra) -> tuple:
-    """What a response depends on besides the catalogue: path, query (order-insensitive), extras."""
-    query = "&".join(f"{k}={v}" for k, values in sorted(request.GET.lists()) for v in values)
-    return (request.path, query, *extra)
+def normalised_query(request: HttpRequest, known: Collection[str]) -> list[tuple[str, str]]:
+    """The query's known, non-empty parameters in their order: what a response depends on.
+    Unknown parameters (tracking tags, cache-busters) and empty fields change nothing, so they
+    neither reach the filters nor split the cache."""
+    return [(k, v) for k, values in request.GET.lists() if k in known for v in values if v != ""]
+
+
+def query_key(pairs: list[tuple[str, str]]) -> str:
+    return "&".join(f"{k}={v}" for k, v in sorted(pairs))
+
+
+def cached_response(
+    name: str, build: Callable[[], HttpResponse], *parts, version: str | None = None
+) -> HttpResponse:
+    """`build()`'s response, kept whole (status 200 only: body and content headers) for the
+    catalogue version (the current one unless given) and the given parts; a hit costs no query
+    and no rendering."""
+    key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
+    stored = _local.get(key) or cache.get(key)
+    if stored is None:
+        response = build()
+        if response.status_code != 200:
+            return response
+        stored = ([(h, response[h]) for h in KEPT_HEADERS if h in response], response.content)
+        cache.set(key, stored, FRAGMENT_TIMEOUT)
+    with _local_lock:
+        _local[key] = stored
+        _local.move_to_end(key)
+        while len(_local) > LOCAL_RESPONSES:
+            _local.popitem(last=False)
+    headers, body = stored
+    response = HttpResponse(body)
+    for header, value in headers:
+        response[header] = value
+    return response
 
 
 def cached(name: str, build, *parts):
@@ -88,8 +132,8 @@ def cached(name: str, build, *parts):
     return value
 
 
-def etag(*parts) -> str:
-    return f'"{_digest((catalogue_version(), *parts))}"'
+def etag(*parts, version: str | None = None) -> str:
+    return f'"{_digest((version or catalogue_version(), *parts))}"'
 
 
 def is_not_modified(request, tag: str) -> bool:
@@ -104,8 +148,9 @@ def is_not_modified(request, tag: str) -> bool:
 
 
 def mark_cacheable(response, tag: str, vary=("HX-Request", "HX-History-Restore-Request")):
-    """Let clients keep the response but revalidate it every time (cheap: a 304 costs no query)."""
+    """Let clients and shared caches keep the response for CACHE_SECONDS, then revalidate it
+    (cheap: a 304 costs no query)."""
     response["ETag"] = tag
-    response["Cache-Control"] = "no-cache"
+    response["Cache-Control"] = f"public, max-age={CACHE_SECONDS}"
     patch_vary_headers(response, vary)
     return response

@@ -159,18 +159,51 @@ MATRIX_ORDER = (
 )
 
 
+# What a matrix row, grid cell, API record or CSV line reads; the rest (recipe text, JSON facts)
+# would cost most of the matrix's rendering time to load and decode.
+MATRIX_FIELDS = (
+    "pname",
+    "library",
+    "backend",
+    "cuda_version",
+    "platform",
+    "python_version",
+    "status",
+    "branch__repository",
+    "branch__name",
+    "branch__preference",
+    "gpu_arch__sm",
+    "gpu_arch__arch_number",
+    "gpu_arch__compute_capability",
+    "gpu_arch__name",
+    "gpu_arch__label",
+    "cpu_isa__slug",
+    "cpu_isa__label",
+    "cpu_isa__description",
+    "cpu_isa__arch",
+    "cpu_isa__rank",
+)
+
+
 def matrix_variants():
     """Every variant with what a matrix row, grid cell, API record or CSV line shows: one query."""
-    return Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by(*MATRIX_ORDER)
+    return (
+        Variant.objects.select_related("branch", "gpu_arch", "cpu_isa")
+        .only(*MATRIX_FIELDS)
+        .order_by(*MATRIX_ORDER)
+    )
 
 
 def matrix_choices():
     """The values the matrix's filters accept that come from the data (four small queries)."""
     from catalog.naming import version_key
 
-    branches = list(Branch.objects.order_by().values_list("name", "python_version"))
-    branch_names = sorted({name for name, _ in branches})
-    pythons = {python for _, python in branches}
+    branches = list(
+        Branch.objects.order_by("repository", "preference", "name").values_list(
+            "repository", "name", "python_version"
+        )
+    )
+    pythons = {python for _, _, python in branches}
     cudas = set(
         Variant.objects.exclude(cuda_version="")
         .order_by()
@@ -178,7 +211,9 @@ def matrix_choices():
         .distinct()
     )
     return {
-        "branch": [(n, n) for n in branch_names],
+        # Qualified ("build-pytorch/main", what the page offers), then bare names (any repository).
+        "branch": [(f"{r}/{n}", f"{r} · {n}") for r, n, _ in branches]
+        + [(n, n) for n in sorted({n for _, n, _ in branches})],
         "gpu": [(a.sm, f"{a.sm.upper()} {a.label}") for a in GpuArchitecture.objects.all()]
         + [("none", "None (CPU / MPS)")],
         "isa": [

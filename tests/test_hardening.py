@@ -5,7 +5,6 @@ No response may be a 500; a value that is not one of a parameter's choices answe
 message. Endpoints that are not routed (yet) are skipped, never passed silently.
 """
 
-
 import pytest
 from django.test import Client
 from django.urls import Resolver404, resolve
@@ -151,7 +150,8 @@ def assert_clean(response, url, params):
 
 
 def get(client, url, params, **headers):
-    return client.get(url, params, **headers)
+    # A plain GET with empty or unknown parameters is redirected to its clean address first.
+    return client.get(url, params, follow=True, **headers)
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """/variants/: the page, its htmx fragment, list and grid, errors beside fields, CSV, ETags."""
 
 import csv
+import gzip
 import io
 import re
 
@@ -22,14 +23,90 @@ def count_shown(html):
     return int(re.search(r'data-testid="result-count">(\d+)<', html)[1])
 
 
-def test_full_page_lists_every_variant_with_the_count(client):
-    response = client.get("/variants/")
+def test_full_list_shows_every_variant_with_the_count(client):
+    response = client.get("/variants/?view=list&per_page=all")
     html = response.content.decode()
     assert response.status_code == 200
     assert "<form" in html and 'id="results"' in html
     assert count_shown(html) == 804
     assert html.count("<tr>") - 1 == 804  # one header row, one row per variant
     assert 'href="/variants/build-pytorch/main/pytorch-python313-darwin-mps/"' in html
+    assert 'rel="next"' not in html
+
+
+def test_default_page_is_compact_paginated_and_grouped_by_branch(client):
+    response = client.get("/variants/")
+    html = response.content.decode()
+    assert len(response.content) <= 60 * 1024
+    assert count_shown(html) == 804
+    assert html.count("<tr>") - 1 == 50  # the first page of 50
+    assert '<tr class="group"><th scope="colgroup" colspan="9">' in html
+    assert "Page 1 of 17" in html and 'href="?view=list&amp;page=2"' in html
+    assert re.search(r'href="/variants/\?[^"]*per_page=all[^"]*">Show all 804<', html)
+
+
+def test_a_later_page_and_a_page_past_the_end(client):
+    second = client.get("/variants/?page=2").content.decode()
+    assert "Page 2 of 17" in second and "(variants 51–100)" in second
+    assert "Page 17 of 17" in client.get("/variants/?page=999").content.decode()
+    bad = client.get("/variants/?page=0")
+    assert bad.status_code == 400
+    assert "Ensure this value is greater than or equal to 1" in bad.content.decode()
+
+
+def test_branch_values_are_qualified_by_repository_with_counts(client):
+    html = client.get("/variants/?gpu=sm90").content.decode()
+    boxes = dict(
+        re.findall(
+            r'name="branch" value="([^"]+)"[^>]*> [^<]+ <span class="n[^"]*">(\d+)</span>', html
+        )
+    )
+    assert "build-pytorch/main" in boxes and "build-torchvision/main" in boxes
+    assert (
+        int(boxes["build-pytorch/main"])
+        == Variant.objects.filter(
+            branch__repository="build-pytorch", branch__name="main", gpu_arch__sm="sm90"
+        ).count()
+    )
+    # A facet's own choice does not narrow its counts: every GPU keeps its number.
+    gpus = dict(
+        re.findall(r'name="gpu" value="(\w+)"[^>]*> [^<]+ <span class="n[^"]*">(\d+)<', html)
+    )
+    assert int(gpus["sm89"]) == Variant.objects.filter(gpu_arch__sm="sm89").count()
+    only_pytorch_main = client.get("/api/variants?branch=build-pytorch/main").json()
+    assert {r["repository"] for r in only_pytorch_main["results"]} == {"build-pytorch"}
+
+
+def test_free_text_matches_every_term(client):
+    html = client.get("/variants/?q=h100+python3.12").content.decode()
+    expected = Variant.objects.filter(gpu_arch__sm="sm90", python_version="3.12").count()
+    assert expected > 0 and count_shown(html) == expected
+    assert count_shown(client.get("/variants/?q=avx512+torchvision").content.decode()) == (
+        Variant.objects.filter(pname__contains="avx512", library="torchvision").count()
+    )
+
+
+def test_sort_menu_and_headers_read_as_words(client):
+    html = client.get("/variants/?sort=gpu").content.decode()
+    assert '<option value="gpu" selected>GPU architecture</option>' in html
+    assert '<option value="pname">Name</option>' in html
+    assert (
+        'aria-sort="ascending"><a href="/variants/?view=list&amp;sort=-gpu">GPU architecture ▲'
+        in html
+    )
+
+
+def test_unknown_and_empty_parameters_redirect_to_the_clean_address(client):
+    response = client.get("/variants/?q=&gpu=sm90&utm_source=x&sort=")
+    assert response.status_code == 302 and response["Location"] == "/variants/?gpu=sm90"
+    assert client.get("/variants/?foo=1")["Location"] == "/variants/"
+
+
+def test_unknown_parameters_share_the_cached_response_of_an_htmx_request(client):
+    plain = client.get("/variants/?gpu=sm90", **HTMX)
+    noisy = client.get("/variants/?gpu=sm90&cachebust=123&q=", **HTMX)
+    assert noisy.status_code == 200 and noisy["ETag"] == plain["ETag"]
+    assert noisy.content == plain.content
 
 
 def test_filters_shrink_the_list(client):
@@ -65,7 +142,7 @@ def test_history_restore_gets_the_full_page(client):
 
 
 def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
-    html = client.get("/variants/?library=torchvision&sort=-cuda").content.decode()
+    html = client.get("/variants/?library=torchvision&sort=-cuda&per_page=all").content.decode()
     cudas = [
         c.replace("—", "") for c in re.findall(r"<td>(1\d\.\d|—)</td>\s*<td>3\.\d+</td>", html)
     ]
@@ -167,7 +244,7 @@ def test_results_link_the_csv_and_json_of_the_selection(client):
 def test_repeat_request_answers_304_and_a_write_invalidates_it(client):
     first = client.get("/variants/?branch=main")
     tag = first["ETag"]
-    assert first["Cache-Control"] == "no-cache"
+    assert first["Cache-Control"] == "public, max-age=60"
     repeat = client.get("/variants/?branch=main", HTTP_IF_NONE_MATCH=tag)
     assert repeat.status_code == 304 and repeat.content == b""
     # The page and its htmx fragment differ, so they never share an ETag.
@@ -206,3 +283,29 @@ def test_overlong_search_is_400_beside_the_search_box(client):
 
 def test_matrix_refuses_post(client):
     assert client.post("/variants/", {"gpu": "sm90"}).status_code == 405
+
+
+def test_pages_are_the_same_for_everyone_and_compressed(client):
+    response = client.get("/variants/", HTTP_ACCEPT_ENCODING="gzip")
+    assert response["Content-Encoding"] == "gzip"
+    assert response["Cache-Control"] == "public, max-age=60"
+    html = gzip.decompress(response.content).decode()
+    assert "csrf" not in html.lower() and "hx-headers" not in html
+    assert "csrftoken" not in response.cookies and "Cookie" not in response.get("Vary", "")
+    # A conditional request with the (weakened) ETag of the compressed answer is still a 304.
+    again = client.get(
+        "/variants/", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=response["ETag"]
+    )
+    assert again.status_code == 304
+
+
+@pytest.mark.parametrize("path", ["/", "/branches/", "/docs/overview/", "/architectures/sm90/"])
+def test_get_pages_carry_no_per_user_token(client, path):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert "csrfmiddlewaretoken" not in response.content.decode()
+    assert "csrftoken" not in response.cookies
+
+
+def test_the_wizard_paste_form_keeps_its_token(client):
+    assert 'name="csrfmiddlewaretoken"' in client.get("/wizard/").content.decode()

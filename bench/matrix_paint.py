@@ -1,0 +1,145 @@
+"""How long a filter change on /variants/ takes to paint, in Chromium, for a few selections.
+
+    .venv/bin/python bench/matrix_paint.py [--rounds 5] [--chromium /usr/bin/chromium]
+
+Starts `manage.py runserver --noreload` on a free loopback port with DEBUG off (the dev
+database that `make setup` loads, collected static files, a fresh in-process cache), opens
+/variants/ at 1440 px, then for each selection clicks its control and measures, inside the
+page, from the click to the first frame painted after htmx has swapped the results in (two
+animation frames after htmx:afterSettle), and how much of it was the response's arrival
+(htmx:beforeSwap). Prints the first, the median and the worst of --rounds changes per
+selection: the first meets an empty server cache (the server renders), later ones a filled
+one. Stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = ROOT / ".venv" / "bin" / "python"
+
+# (what is measured, CSS selector of the control clicked, starting address)
+SELECTIONS = [
+    ("GPU SM90 on/off", 'input[name="gpu"][value="sm90"]', "/variants/"),
+    ("library torchvision on/off", 'input[name="library"][value="torchvision"]', "/variants/"),
+    (
+        "branch build-pytorch/main on/off",
+        'input[name="branch"][value="build-pytorch/main"]',
+        "/variants/?gpu=sm90",
+    ),
+    ("Python 3.12 on/off", 'input[name="python"][value="3.12"]', "/variants/?library=pytorch"),
+    ("next page / previous page", ".pagination a[rel=next], .pagination a[rel=prev]", "/variants/"),
+]
+
+# Click, then wait for htmx to settle the swap and for the next two frames (the second starts
+# after the first has been painted); resolves with the elapsed milliseconds.
+MEASURE = """(selector) => new Promise((resolve, reject) => {
+  const control = document.querySelector(selector);
+  if (!control) { reject(new Error('no control ' + selector)); return; }
+  let start, arrived;
+  document.body.addEventListener('htmx:beforeSwap', () => {
+    arrived = performance.now() - start;
+  }, {once: true});
+  document.body.addEventListener('htmx:afterSettle', () => {
+    requestAnimationFrame(() => requestAnimationFrame(
+      () => resolve([performance.now() - start, arrived])));
+  }, {once: true});
+  start = performance.now();
+  control.click();
+})"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    # Production settings (DEBUG off: cached templates; whitenoise serves the collected static
+    # files), with a throw-away key and an in-process cache.
+    env = {
+        **os.environ,
+        "DJANGO_CACHE": "locmem",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_HTTPS": "0",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    }
+    subprocess.run(
+        [str(PY), "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    server = subprocess.Popen(
+        [str(PY), "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/variants/", timeout=5):
+                return server
+        except OSError:
+            time.sleep(0.3)
+    server.terminate()
+    raise SystemExit("runserver did not answer within 60 s (run `make setup` first).")
+
+
+def measure(page, base: str, rounds: int) -> list[tuple[str, list[float]]]:
+    results = []
+    for label, selector, start in SELECTIONS:
+        page.goto(base + start)
+        times = [page.evaluate(MEASURE, selector) for _ in range(rounds)]
+        results.append((label, times))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="filter changes per selection")
+    parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+    args = parser.parse_args()
+    port = free_port()
+    server = start_server(port)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=args.chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            results = measure(page, f"http://127.0.0.1:{port}", args.rounds)
+            nodes = page.evaluate("document.getElementsByTagName('*').length")
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    print(f"filter change → painted, {args.rounds} changes each (ms); DOM after: {nodes} nodes")
+    print(f"{'selection':36} {'first':>7} {'median':>7} {'worst':>7}   {'response median':>15}")
+    for label, pairs in results:
+        times = [total for total, _ in pairs]
+        arrived = statistics.median(response for _, response in pairs)
+        print(
+            f"{label:36} {times[0]:7.0f} {statistics.median(times):7.0f} {max(times):7.0f}"
+            f"   {arrived:15.0f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
