@@ -114,3 +114,9 @@ def test_branch_page_lists_variants_with_compare_checkboxes(client):
     body = text(client.get("/branches/build-pytorch/main/"))
     assert 'id="compare-form"' in body and 'action="/compare/"' in body
     assert f'name="compare" form="compare-form" value="{A}"' in body
+
+
+def test_the_matrix_list_ticks_variants_into_the_compare_form(client):
+    body = client.get("/variants/").content.decode()
+    assert body.count('name="compare" form="compare-form"') == 50  # one per row of the page
+    assert '<form id="compare-form"' in body

@@ -147,8 +147,8 @@ def test_compare_with_from_a_variant_page(browser, site, width):
 def test_compare_by_ticking_variants(page, site):
     page.goto(f"{site}/branches/build-pytorch/main/")
     page.locator("details.variant-list > summary").click()
-    page.get_by_label(f"Compare {SM90} (build-pytorch:main)").check()
-    page.get_by_label("Compare pytorch-python313-cuda12_8-sm61-avx (build-pytorch:main)").check()
+    page.get_by_label(f"Compare {SM90}", exact=True).check()
+    page.get_by_label("Compare pytorch-python313-cuda12_8-sm61-avx", exact=True).check()
     page.get_by_role("button", name="Compare ticked variants").click()
     expect(page).to_have_url(re.compile(r"/compare/\?v=.*&v=.*"))
     expect(page.locator("table.compare-table thead th")).to_have_count(3)
