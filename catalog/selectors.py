@@ -1,12 +1,27 @@
 """Read queries, each with the joins its page needs, so page query counts stay constant."""
 
-from django.db.models import Count, Q
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Count, F, Q, QuerySet
+from django.shortcuts import get_object_or_404
 
 from catalog import naming, vocabulary
-from catalog.models import Branch, CpuIsa, DocPage, GpuArchitecture
+from catalog.models import (
+    LIBRARIES,
+    Branch,
+    BuildRecord,
+    CpuIsa,
+    DocPage,
+    GpuArchitecture,
+    GpuModel,
+    Variant,
+)
+from catalog.recommend import Catalogue
 
 
-def branches_with_counts():
+def branches_with_counts() -> QuerySet[Branch]:
     return Branch.objects.annotate(
         variant_count=Count("variants"),
         gpu_count=Count("variants", filter=Q(variants__backend="cuda")),
@@ -20,7 +35,7 @@ ARCHITECTURE_ORDER = ("arch_number",)
 ISA_ORDER = ("-arch", "rank", "slug")  # "x86_64" sorts after "aarch64": descending puts it first
 
 
-def architectures_with_counts():
+def architectures_with_counts() -> QuerySet[GpuArchitecture]:
     return (
         GpuArchitecture.objects.annotate(variant_count=Count("variants"))
         .prefetch_related("models")
@@ -28,19 +43,15 @@ def architectures_with_counts():
     )
 
 
-def isas_with_counts():
+def isas_with_counts() -> QuerySet[CpuIsa]:
     return CpuIsa.objects.annotate(variant_count=Count("variants")).order_by(*ISA_ORDER)
 
 
-def doc_pages():
+def doc_pages() -> QuerySet[DocPage]:
     return DocPage.objects.only("slug", "title", "summary", "order")
 
 
 # --- Reference pages (catalog/views/browse.py) ---------------------------------------------
-from django.shortcuts import get_object_or_404  # noqa: E402
-
-from catalog.models import LIBRARIES, BuildRecord, Variant  # noqa: E402
-
 _LIBRARY_COUNTS = {
     f"{lib}_count": Count("variants", filter=Q(variants__library=lib)) for lib, _ in LIBRARIES
 }
@@ -50,7 +61,7 @@ _BACKEND_COUNTS = {
 }
 
 
-def branches_overview():
+def branches_overview() -> QuerySet[Branch]:
     """Every branch with its actual variant count, per library and per backend."""
     return (
         Branch.objects.select_related("pytorch_branch")
@@ -59,12 +70,12 @@ def branches_overview():
     )
 
 
-def branch_detail(repository, name):
+def branch_detail(repository: str, name: str) -> Branch:
     qs = branches_overview().prefetch_related("companion_branches")
     return get_object_or_404(qs, repository=repository, name=name)
 
 
-def branch_variants(branch):
+def branch_variants(branch: Branch) -> QuerySet[Variant]:
     """A branch's variants with what a grid cell or a list row shows."""
     return (
         Variant.objects.filter(branch=branch)
@@ -75,22 +86,22 @@ def branch_variants(branch):
     )
 
 
-def variant_detail(repository, branch, pname):
+def variant_detail(repository: str, branch: str, pname: str) -> Variant:
     qs = Variant.objects.select_related(
         "branch", "gpu_arch", "cpu_isa", "depends_on__branch"
     ).prefetch_related("gpu_arch__models")
     return get_object_or_404(qs, branch__repository=repository, branch__name=branch, pname=pname)
 
 
-def variant_companions(variant):
+def variant_companions(variant: Variant) -> QuerySet[Variant]:
     return variant.companions.select_related("branch").order_by("library", "pname")
 
 
-def variant_builds(variant):
+def variant_builds(variant: Variant) -> QuerySet[BuildRecord]:
     return BuildRecord.objects.filter(variant=variant)
 
 
-def architectures_overview():
+def architectures_overview() -> QuerySet[GpuArchitecture]:
     return (
         GpuArchitecture.objects.annotate(
             variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
@@ -100,21 +111,21 @@ def architectures_overview():
     )
 
 
-def architecture_detail(sm):
+def architecture_detail(sm: str) -> GpuArchitecture:
     return get_object_or_404(GpuArchitecture.objects.prefetch_related("models"), sm=sm)
 
 
-def isa_detail(slug):
+def isa_detail(slug: str) -> CpuIsa:
     return get_object_or_404(CpuIsa.objects.all(), slug=slug)
 
 
-def isas_overview():
+def isas_overview() -> QuerySet[CpuIsa]:
     return CpuIsa.objects.annotate(
         variant_count=Count("variants"), branch_count=Count("variants__branch", distinct=True)
     ).order_by(*ISA_ORDER)
 
 
-def variants_by_branch(**filters):
+def variants_by_branch(**filters: object) -> list[tuple[Branch, list[Variant]]]:
     """Variants matching `filters`, grouped per branch: [(branch, [variants])], branch order."""
     variants = (
         Variant.objects.filter(**filters)
@@ -138,13 +149,11 @@ def variants_by_branch(**filters):
     return groups
 
 
-def doc_page(slug):
+def doc_page(slug: str) -> DocPage:
     return get_object_or_404(DocPage.objects.all(), slug=slug)
 
 
 # --- Variant matrix (/variants/, /api/variants) ---------------------------------------------
-from django.db.models import F  # noqa: E402
-
 # Branch, then library, then hardware from oldest to newest: the order people read the matrix in.
 MATRIX_ORDER = (
     "branch__repository",
@@ -185,7 +194,7 @@ MATRIX_FIELDS = (
 )
 
 
-def matrix_variants():
+def matrix_variants() -> QuerySet[Variant]:
     """Every variant with what a matrix row, grid cell, API record or CSV line shows: one query."""
     return (
         Variant.objects.select_related("branch", "gpu_arch", "cpu_isa")
@@ -194,7 +203,7 @@ def matrix_variants():
     )
 
 
-def matrix_choices():
+def matrix_choices() -> dict:
     """The values the matrix's filters accept that come from the data (four small queries)."""
     from catalog.naming import version_key
 
@@ -230,10 +239,7 @@ def matrix_choices():
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 
 
-def _build_recommend_catalogue():
-    from catalog.models import GpuModel
-    from catalog.recommend import Catalogue
-
+def _build_recommend_catalogue() -> Catalogue:
     return Catalogue.from_objects(
         variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by("pk"),
         branches=Branch.objects.order_by("repository", "preference", "name"),
@@ -243,7 +249,7 @@ def _build_recommend_catalogue():
     )
 
 
-def recommend_catalogue():
+def recommend_catalogue() -> Catalogue:
     """The engine's snapshot of the catalogue (plain records), built with 5 queries and cached
     per catalogue version (catalog.cache), so every write retires it; kept in-process too."""
     from catalog import cache
@@ -257,7 +263,7 @@ def recommend_catalogue():
     return _RECOMMEND_MEMO["catalogue"]
 
 
-def branch_sources(branch) -> dict:
+def branch_sources(branch: Branch) -> dict:
     """What a branch's recipes are built from: CUDA versions and nixpkgs pins with their variant
     counts (a branch may hold several of each), and the commit it was imported from."""
     rows = (
@@ -280,7 +286,7 @@ def branch_sources(branch) -> dict:
 
 
 # --- The one-screen selector (catalog/facets.py, catalog/views/select.py) -------------------
-def selector_records():
+def selector_records() -> list[dict]:
     """Every variant as the plain record `catalog.facets.rows_from_records` reads: one query."""
     return list(
         Variant.objects.order_by(*MATRIX_ORDER).values(
@@ -307,7 +313,7 @@ def selector_records():
 
 
 # --- Compare (catalog/views/compare.py) ------------------------------------------------------
-def compare_variants(ids):
+def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
     """The variants named by (repository, branch, pname) triples, with what a recipe needs: one
     query, whatever the number of ids."""
     match = Q(pk__in=[])
@@ -323,7 +329,7 @@ def compare_variants(ids):
     )
 
 
-def compare_candidates(variant):
+def compare_candidates(variant: Variant) -> QuerySet[Variant]:
     """Variants worth comparing with `variant`: on its branch with its GPU architecture (or, for
     GPU-less builds, its platform), and the same build on other branches."""
     hardware = (

@@ -65,12 +65,12 @@ def table(header, rows) -> list[str]:
     return lines
 
 
-def isa_order(isa):
+def isa_order(isa) -> tuple:
     """x86-64 ISAs before ARM ones, each oldest first (the seeds' matrix order)."""
     return (isa.arch != "x86_64", isa.rank)
 
 
-def variant_order(v):
+def variant_order(v) -> tuple:
     """CPU-only first, then architectures oldest to newest, MPS last; ISAs in ISA order."""
     backend_rank = {"cpu": 0, "cuda": 1, "mps": 2}[v.backend]
     arch = v.gpu_arch.arch_number if v.gpu_arch_id else 0
