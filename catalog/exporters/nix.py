@@ -15,6 +15,7 @@ import re
 from catalog import naming
 from catalog.models import DISABLEABLE_FEATURES
 from catalog.nix.facts import PytorchSource, RecipeFacts
+from catalog.nix.syntax import indented, quote
 
 from . import profiles as P
 from .recipe_text import CatalogueValues, IsaFlags, recipe_text, wanted_facts
@@ -24,25 +25,6 @@ SHORT_PIN_RE = re.compile(r"^[0-9a-f]{7,39}$")
 
 
 # ---------------------------------------------------------------- escaping
-
-
-def nix_string(text: str) -> str:
-    """A Nix double-quoted string literal: escape \\, " and ${ (and newlines)."""
-    escaped = (
-        str(text)
-        .replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("${", "\\${")
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-    )
-    return f'"{escaped}"'
-
-
-def nix_indented(text: str) -> str:
-    """Text placed inside a Nix '' string: '' and ${ must be escaped there."""
-    return str(text).replace("''", "'''").replace("${", "''${")
 
 
 def shell_dq(text: str) -> str:
@@ -178,7 +160,7 @@ def nixpkgs_binding(variant) -> list[str]:
     url = P.NIXPKGS_ARCHIVE.format(pin=branch.nixpkgs_pin)
     return lines + [
         f"  {var} = import (builtins.fetchTarball {{",
-        f"    url = {nix_string(url)};",
+        f"    url = {quote(url)};",
         "  }) {",
         *body,
         "  };",
@@ -192,20 +174,20 @@ def target_bindings(variant) -> list[str]:
         models = ", ".join(m.strip() for m in arch.short_models.split("/"))
         lines += [
             f"  # GPU target: {arch.sm.upper()} ({comment(arch.name)} - {comment(models)})",
-            f"  gpuArchNum = {nix_string(naming.sm_number(arch.sm))};"
+            f"  gpuArchNum = {quote(naming.sm_number(arch.sm))};"
             "  # CMAKE_CUDA_ARCHITECTURES (the integer)",
-            f"  gpuArchSM = {nix_string(gpu_targets(variant)[0])};"
+            f"  gpuArchSM = {quote(gpu_targets(variant)[0])};"
             "  # TORCH_CUDA_ARCH_LIST (compute capability)",
             "",
         ]
     if variant.cpu_isa_id:
         isa = variant.cpu_isa
         flags = list(isa.compiler_flags)
-        width = max(len(nix_string(f)) for f in flags)
+        width = max(len(quote(f)) for f in flags)
         lines.append(f"  # CPU optimization: {comment(isa.description)}")
         lines.append("  cpuFlags = [")
         for flag in flags:
-            literal = nix_string(flag)
+            literal = quote(flag)
             note = P.FLAG_COMMENTS.get(flag)
             lines.append(
                 f"    {literal.ljust(width)}  # {comment(note)}" if note else f"    {literal}"
@@ -244,7 +226,7 @@ def _flag_exports(variant, nixpkgs_name) -> list[str]:
 
 def _sh(text: str) -> str:
     """Catalogue text inside a shell string inside a Nix '' string."""
-    return nix_indented(shell_dq(text))
+    return indented(shell_dq(text))
 
 
 def _banner(variant) -> list[str]:
@@ -277,7 +259,7 @@ def _indented_block(name: str, lines: list[str], pad: str, append_to_old: bool =
 
 
 def _list(items) -> str:
-    return "[ " + " ".join(nix_string(i) for i in items) + " ]" if items else "[ ]"
+    return "[ " + " ".join(quote(i) for i in items) + " ]" if items else "[ ]"
 
 
 def torch_build_attrs(variant, nixpkgs_name, pad, repo_profile, banner: bool) -> list[str]:
@@ -331,22 +313,22 @@ def _metadata_attrs(variant, pad) -> list[str]:
         if variant.backend == "cuda"
         else ('"mps"' if variant.backend == "mps" else "null")
     )
-    isa = nix_string(variant.cpu_isa.slug) if variant.cpu_isa_id else "null"
+    isa = quote(variant.cpu_isa.slug) if variant.cpu_isa_id else "null"
     lines += [
         "",
         f"{pad}passthru = (oldAttrs.passthru or {{ }}) // {{",
         f"{pad}  gpuArch = {gpu};",
-        f"{pad}  blasProvider = {nix_string(P.BLAS[variant.blas].provider)};",
+        f"{pad}  blasProvider = {quote(P.BLAS[variant.blas].provider)};",
         f"{pad}  cpuISA = {isa};",
         f"{pad}  disabledFeatures = {_list(ordered_features(variant.disabled_features))};",
         f"{pad}}};",
         "",
         f"{pad}meta = (oldAttrs.meta or {{ }}) // {{",
-        f"{pad}  description = {nix_string(description(variant))};",
+        f"{pad}  description = {quote(description(variant))};",
     ]
     lines += _indented_block(
         "longDescription",
-        [nix_indented(line) for line in long_description(variant)],
+        [indented(line) for line in long_description(variant)],
         pad + "  ",
         append_to_old=False,
     )
@@ -364,7 +346,7 @@ def _torch_expression(variant, nixpkgs_name, pad, repo_profile, own: bool) -> li
     """A PyTorch derivation for the variant's hardware; `own` adds name, metadata and banner."""
     py = python_set(variant, nixpkgs_name)
     inner = pad + "  "
-    attrs = [f"{inner}pname = {nix_string(variant.pname)};"] if own else []
+    attrs = [f"{inner}pname = {quote(variant.pname)};"] if own else []
     attrs += torch_build_attrs(variant, nixpkgs_name, inner, repo_profile, banner=own)
     if own:
         attrs += _metadata_attrs(variant, inner)
@@ -399,7 +381,7 @@ def _companion_expression(variant, nixpkgs_name, pad, repo_profile) -> list[str]
         f"{pad}({nixpkgs_name}.{py}.{attr}.override {{",
         f"{pad}  torch = customPytorch;",
         f"{pad}}}).overrideAttrs (oldAttrs: {{",
-        f"{inner}pname = {nix_string(variant.pname)};",
+        f"{inner}pname = {quote(variant.pname)};",
         f"{inner}ninjaFlags = {_list([f'-j{repo_profile.ninja_jobs}'])};",
     ]
     if family.system_features:
