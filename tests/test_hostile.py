@@ -928,16 +928,17 @@ class TestExport:
         output = tmp_path / "deep" / "out"
         message = self.refused(output=str(output), branch=[])
         assert repr(name) in message and "not a safe path name" in message
-        assert sorted(p.name for p in tmp_path.iterdir()) == []
+        assert list(tmp_path.iterdir()) == []
 
-    @pytest.mark.parametrize("recipe_path", ["../../escaped.nix", "/tmp/escaped-export.nix"])
+    @pytest.mark.parametrize("recipe_path", ["../../escaped.nix", "ABSOLUTE"])
     def test_a_recipe_path_that_leaves_the_tree_is_refused(self, tmp_path, recipe_path):
+        if recipe_path == "ABSOLUTE":
+            recipe_path = str(tmp_path / "escaped.nix")
         Variant.objects.filter(
             branch__repository=self.REPO, branch__name=self.BRANCH, pname__endswith="cpu-avx2"
         ).update(recipe_path=recipe_path)
         message = self.refused(output=str(tmp_path / "out"))
         assert f"Refusing to write {recipe_path!r}: the path would leave" in message
-        assert not (tmp_path / "out").exists() and not Path("/tmp/escaped-export.nix").exists()
         assert list(tmp_path.iterdir()) == []
 
     @pytest.mark.parametrize("linked", [".flox", ".flox/pkgs"])
