@@ -101,24 +101,31 @@ def _link_refused(path: Path) -> SyncError:
     )
 
 
-def safe_path(root: Path, rel: str) -> Path:
+def safe_path(root: Path, rel: str, checked: dict[Path, Path] | None = None) -> Path:
     """`root/rel`, refused unless `rel` is relative, has no `..`, and no part of it below `root`
-    is a symbolic link (lstat, so a link is never followed); the resolved path must stay inside
-    `root` as well. `root` itself is the user's choice and may be anything."""
+    is a symbolic link (lstat, so a link is never followed); its resolved folder must stay inside
+    `root` as well. `root` itself is the user's choice and may be anything. `checked` (folder ->
+    resolved folder) spares one export re-checking the same folders for every recipe."""
     pure = PurePosixPath(rel)
     if pure.is_absolute() or "\\" in rel or "\0" in rel or not pure.parts or ".." in pure.parts:
         raise SyncError(
             f"Refusing to write {rel!r}: the path would leave {root}; nothing was written."
         )
+    checked = {} if checked is None else checked
+    if root not in checked:
+        checked[root] = root.resolve()
     path = root
     for part in pure.parts:
         path = path / part
+        if path in checked:
+            continue
         if path.is_symlink():
             raise _link_refused(path)
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise SyncError(
-            f"Refusing to write {path}: it resolves outside {root}; nothing was written."
-        )
+        if path != root / rel:  # a folder on the way: its real location must be inside root
+            real = path.resolve()
+            if not real.is_relative_to(checked[root]):
+                raise SyncError(f"Refusing to write {path}: it resolves outside {root}.")
+            checked[path] = real
     return path
 
 
@@ -307,9 +314,9 @@ def planned_files(
 def _compare(root: Path, files: dict[str, str]) -> list[tuple[Path, bytes, str]]:
     """(path, new bytes, created | updated | unchanged) per planned file; every path is checked
     (inside `root`, no link on the way, an existing file read without following a link)."""
-    compared = []
+    compared, checked = [], {}
     for rel in sorted(files):
-        path = safe_path(root, rel)
+        path = safe_path(root, rel, checked)
         data = files[rel].encode("utf-8")
         old = read_regular(path)
         action = "unchanged" if old == data else ("created" if old is None else "updated")
