@@ -4,7 +4,9 @@
 and (unless dry-run / check) writes only what changed, atomically. An imported recipe is written
 as its own text, edited in place where the catalogue changed it; README.md and BUILD_MATRIX.md
 change only between their markers; a file no variant claims is deleted (--prune) only when the
-catalogue wrote it or it is unchanged since the branch's import. Errors are `SyncError`, one
+catalogue wrote it or it is unchanged since the branch's import. Every path is checked to stay
+inside its target and never to pass through a symbolic link before anything is written; a killed
+run's temporary files are removed by the next. Errors are `SyncError`, one
 sentence a user can act on; the command turns it into a CommandError.
 """
 
@@ -158,7 +160,7 @@ def _read_text(path: Path) -> str | None:
 
 
 # atomic_write's mkstemp names: ".<name>." + 8 characters of tempfile's alphabet + ".tmp".
-_LEFTOVER = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+_LEFTOVER = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 
 def _remove_leftovers(report, dirs, write: bool) -> None:
@@ -373,9 +375,9 @@ def _stale_recipes(report, root: Path, branch, known: set[str], prune: bool, wri
             continue
         regular = stat.S_ISREG(path.lstat().st_mode)
         if not regular:
+            what = "a symbolic link" if path.is_symlink() else "not a regular file"
             report.notes.append(
-                f"{path} is not a regular file (a symbolic link?); export never deletes or "
-                "follows it, so it was left alone."
+                f"{path} is {what}; export never deletes or follows it, so it was left alone."
             )
         if regular and prune and write and written_by_catalogue(root, rel, branch.source_commit):
             path.unlink()
