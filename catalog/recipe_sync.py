@@ -4,22 +4,27 @@
 and (unless dry-run / check) writes only what changed, atomically. An imported recipe is written
 as its own text, edited in place where the catalogue changed it; README.md and BUILD_MATRIX.md
 change only between their markers; a file no variant claims is deleted (--prune) only when the
-catalogue wrote it or it is unchanged since the branch's import. Errors are `SyncError`, one
+catalogue wrote it or it is unchanged since the branch's import. Every path is checked to stay
+inside its target and never to pass through a symbolic link before anything is written; a killed
+run's temporary files are removed by the next. Errors are `SyncError`, one
 sentence a user can act on; the command turns it into a CommandError.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import os
+import re
+import stat
 import subprocess
 import tempfile
 from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from catalog import exporters
+from catalog import exporters, naming
 from catalog.exporters import readme
 from catalog.exporters.profiles import GENERATED_NOTE
 from catalog.models import Branch, CpuIsa, Variant
@@ -72,13 +77,114 @@ def branch_variants(branch) -> list[Variant]:
     )
 
 
+def export_targets(output, repositories=(), branch_names=()) -> list[tuple[Path, Branch]]:
+    """Each selected branch's tree `<output>/<repository>/<branch>/`, checked to stay inside
+    `output` (the model refuses unsafe names; this holds even for rows saved around it)."""
+    output = Path(output)
+    targets = []
+    for branch in select_branches(repositories, branch_names):
+        for name in (branch.repository, branch.name):
+            if naming.unsafe_name_reason(name):
+                raise SyncError(
+                    f"Refusing to export {branch.repository}/{branch.name!r}: {name!r} is not a "
+                    f"safe path name, so its tree could leave {output}; rename it in the catalogue."
+                )
+        targets.append((safe_path(output, f"{branch.repository}/{branch.name}"), branch))
+    return targets
+
+
+# ---------------------------------------------------------------- paths inside a target
+
+
+def _link_refused(path: Path) -> SyncError:
+    return SyncError(
+        f"{path} is a symbolic link; export never follows links inside its target, so nothing "
+        "was written: replace it with a real file or directory, then export again."
+    )
+
+
+def safe_path(root: Path, rel: str, checked: dict[Path, Path] | None = None) -> Path:
+    """`root/rel`, refused unless `rel` is relative, has no `..`, and no part of it below `root`
+    is a symbolic link (lstat, so a link is never followed); its resolved folder must stay inside
+    `root` as well. `root` itself is the user's choice and may be anything. `checked` (folder ->
+    resolved folder) spares one export re-checking the same folders for every recipe."""
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or "\\" in rel or "\0" in rel or not pure.parts or ".." in pure.parts:
+        raise SyncError(
+            f"Refusing to write {rel!r}: the path would leave {root}; nothing was written."
+        )
+    checked = {} if checked is None else checked
+    if root not in checked:
+        checked[root] = root.resolve()
+    path = root
+    for part in pure.parts:
+        path = path / part
+        if path in checked:
+            continue
+        if path.is_symlink():
+            raise _link_refused(path)
+        if path != root / rel:  # a folder on the way: its real location must be inside root
+            real = path.resolve()
+            if not real.is_relative_to(checked[root]):
+                raise SyncError(f"Refusing to write {path}: it resolves outside {root}.")
+            checked[path] = real
+    return path
+
+
+def read_regular(path: Path) -> bytes | None:
+    """A regular file's bytes, None when absent. Opened with O_NOFOLLOW (a link is refused, not
+    read) and O_NONBLOCK (a FIFO cannot hang the export); anything but a regular file is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _link_refused(path) from exc
+        raise SyncError(f"Cannot read {path}: {exc.strerror or exc}; nothing was written.") from exc
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise SyncError(
+                f"{path} is not a regular file; move it away, then export again (nothing was "
+                "written)."
+            )
+        return fh.read()
+
+
+def _read_text(path: Path) -> str | None:
+    data = read_regular(path)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SyncError(f"{path} is not UTF-8 text; fix or remove it, then export again.") from exc
+
+
+# atomic_write's mkstemp names: ".<name>." + 8 characters of tempfile's alphabet + ".tmp".
+_LEFTOVER = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
+def _remove_leftovers(report, dirs, write: bool) -> None:
+    """Temporary files of an export that was killed between mkstemp and the rename: only that
+    exact name pattern, only regular files, only in directories this export writes."""
+    for directory in sorted(dirs):
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        for path in sorted(directory.iterdir()):
+            if not _LEFTOVER.fullmatch(path.name) or not stat.S_ISREG(path.lstat().st_mode):
+                continue
+            if write:
+                with suppress(FileNotFoundError):
+                    path.unlink()
+            report.outcomes.append(FileOutcome(path, "removed" if write else "leftover"))
+
+
 # ---------------------------------------------------------------- writing
 
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write through a temporary file in the same directory and rename it over the target, so
     an interrupted run leaves either the old file or the new one, never half of either."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    mode = path.lstat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -109,7 +215,9 @@ def _check_writable(root: Path) -> None:
 @dataclass
 class FileOutcome:
     path: Path
-    action: str  # created | updated | unchanged | stale | pruned | refused
+    # created | updated | unchanged | stale | pruned | refused, and for an interrupted export's
+    # temporary files: removed (or leftover, when previewing)
+    action: str
 
 
 @dataclass
@@ -134,7 +242,7 @@ class ExportReport:
     def summary(self) -> str:
         c = Counter(o.action for o in self.outcomes)
         shown = ["created", "updated", "unchanged", "stale"]
-        shown += [a for a in ("pruned", "refused") if c[a]]
+        shown += [a for a in ("pruned", "refused", "removed", "leftover") if c[a]]
         return ", ".join(f"{c[a]} {a}" for a in shown)
 
 
@@ -205,12 +313,21 @@ def planned_files(
     return plan
 
 
-def _write_changed(report, root: Path, files: dict[str, str], write: bool) -> None:
+def _compare(root: Path, files: dict[str, str]) -> list[tuple[Path, bytes, str]]:
+    """(path, new bytes, created | updated | unchanged) per planned file; every path is checked
+    (inside `root`, no link on the way, an existing file read without following a link)."""
+    compared, checked = [], {}
     for rel in sorted(files):
-        path = root / rel
+        path = safe_path(root, rel, checked)
         data = files[rel].encode("utf-8")
-        old = path.read_bytes() if path.is_file() else None
+        old = read_regular(path)
         action = "unchanged" if old == data else ("created" if old is None else "updated")
+        compared.append((path, data, action))
+    return compared
+
+
+def _write_changed(report, compared, write: bool) -> None:
+    for path, data, action in compared:
         if write and action != "unchanged":
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,7 +345,7 @@ def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
     imported from, so git holds it and the variant read from it was deleted in the catalogue.
     Anything else — a maintainer's own file, or one edited since — is theirs."""
     path = root / rel
-    if GENERATED_NOTE.encode() in path.read_bytes():
+    if GENERATED_NOTE.encode() in (read_regular(path) or b""):
         return True
     if not source_commit or not (root / ".git").exists():
         return False
@@ -249,22 +366,62 @@ def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
 
 
 def _stale_recipes(report, root: Path, branch, known: set[str], prune: bool, write: bool) -> None:
+    """Recipes no variant claims: reported, and with --prune deleted when the catalogue wrote
+    them — only regular files; a link is left alone (never read, never deleted through)."""
     pkgs = root / PKGS_DIR
     for path in sorted(pkgs.glob("*.nix")) if pkgs.is_dir() else []:
         rel = f"{PKGS_DIR}/{path.name}"
         if rel in known:
             continue
-        if prune and write and written_by_catalogue(root, rel, branch.source_commit):
+        regular = stat.S_ISREG(path.lstat().st_mode)
+        if not regular:
+            what = "a symbolic link" if path.is_symlink() else "not a regular file"
+            report.notes.append(
+                f"{path} is {what}; export never deletes or follows it, so it was left alone."
+            )
+        if regular and prune and write and written_by_catalogue(root, rel, branch.source_commit):
             path.unlink()
             report.outcomes.append(FileOutcome(path, "pruned"))
         else:
             report.outcomes.append(FileOutcome(path, "stale"))
 
 
+@dataclass
+class _Checked:
+    """One target after the read-only phase: what to write, and what was refused."""
+
+    root: Path
+    branch: Branch
+    compared: list[tuple[Path, bytes, str]]
+    plan: Plan
+    known: set[str]
+
+
+def _check_target(root: Path, branch, libraries, repo_branches, counts, isas, checkout) -> _Checked:
+    variants = branch_variants(branch)
+    safe_path(root, PKGS_DIR)  # a linked .flox or .flox/pkgs is refused before anything is read
+    plan = planned_files(
+        branch,
+        variants,
+        repo_branches[branch.repository],
+        counts,
+        libraries,
+        lambda rel: _read_text(safe_path(root, rel)),
+        isas,
+        create=not checkout,
+    )
+    for rel in plan.refused:
+        safe_path(root, rel)
+    known = {exporters.nix.export_path(v) for v in variants}
+    return _Checked(root, branch, _compare(root, plan.files), plan, known)
+
+
 def export_recipes(
     targets, libraries=(), dry_run=False, check=False, prune=False, checkout=False
 ) -> ExportReport:
-    """targets: [(root directory, Branch)]. Compares first, then writes only what differs.
+    """targets: [(root directory, Branch)]. Every target is planned, compared and checked first
+    (paths inside the root, no symbolic link followed); only then is what differs written, so a
+    refused path leaves every tree as it was.
 
     `checkout`: the targets are build-repo checkouts the catalogue did not create, so a missing
     README.md / BUILD_MATRIX.md is not created. A recipe whose changed field cannot be edited in
@@ -279,30 +436,19 @@ def export_recipes(
     if write:
         for root, _ in targets:
             _check_writable(Path(root))
-    for root, branch in targets:
-        root = Path(root)
-        variants = branch_variants(branch)
-
-        def read_existing(rel, root=root):
-            path = root / rel
-            return path.read_text(encoding="utf-8") if path.is_file() else None
-
-        plan = planned_files(
-            branch,
-            variants,
-            repo_branches[branch.repository],
-            counts,
-            libraries,
-            read_existing,
-            isas,
-            create=not checkout,
-        )
-        _write_changed(report, root, plan.files, write)
+    checked = [
+        _check_target(Path(root), branch, libraries, repo_branches, counts, isas, checkout)
+        for root, branch in targets
+    ]
+    for target in checked:
+        root, plan = target.root, target.plan
+        dirs = {root, root / PKGS_DIR} | {path.parent for path, _, _ in target.compared}
+        _remove_leftovers(report, dirs, write)
+        _write_changed(report, target.compared, write)
         report.outcomes += [FileOutcome(root / rel, "refused") for rel in sorted(plan.refused)]
         report.problems += [f"{root / rel}: {why}" for rel, why in sorted(plan.refused.items())]
         report.notes += [f"{root}/{note}" for note in plan.notes]
-        known = {exporters.nix.export_path(v) for v in variants}
-        _stale_recipes(report, root, branch, known, prune, write)
+        _stale_recipes(report, root, target.branch, target.known, prune, write)
     return report
 
 

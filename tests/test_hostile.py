@@ -29,7 +29,8 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from catalog import wizard_input, wizard_output
-from catalog.models import ApiToken, BuildRecord
+from catalog.exporters.profiles import GENERATED_NOTE
+from catalog.models import ApiToken, Branch, BuildRecord, Variant
 from catalog.nix.edit import edit_recipe
 from catalog.nix.errors import EditError, RecipeError
 from catalog.nix.read import read_recipe
@@ -878,3 +879,142 @@ class TestRequestLimitsUnderGunicorn:
         status, body = http(gunicorn, head + big)
         assert status == 413
         assert json.loads(body)["error"].startswith("The request body is larger than")
+
+
+@pytest.mark.django_db
+class TestExport:
+    """A branch or recipe name saved around the model, or a symbolic link planted in the target,
+    cannot make `export-recipes` write, read or delete outside its target: the command exits 2
+    with one sentence naming the path, and nothing is written anywhere. A killed export's
+    temporary files are removed by the next run."""
+
+    REPO, BRANCH = "build-pytorch", "main"
+    RECIPE = ".flox/pkgs/pytorch-python313-cpu-avx2.nix"
+    WITNESS = ".flox/pkgs/pytorch-python313-cpu-avx512.nix"
+
+    def export(self, **options) -> str:
+        out = StringIO()
+        options.setdefault("repository", [self.REPO])
+        options.setdefault("branch", [self.BRANCH])
+        call_command("export-recipes", stdout=out, stderr=StringIO(), **options)
+        return out.getvalue()
+
+    def refused(self, **options) -> str:
+        with pytest.raises(CommandError) as error:
+            self.export(**options)
+        assert error.value.returncode == 2
+        return str(error.value)
+
+    @pytest.fixture
+    def tree(self, tmp_path) -> Path:
+        """A first export of one branch; the rerun must rewrite the recipes removed here, so a
+        refusal that still wrote something would show."""
+        self.export(output=str(tmp_path / "out"))
+        root = tmp_path / "out" / self.REPO / self.BRANCH
+        (root / self.RECIPE).unlink()
+        (root / self.WITNESS).unlink()
+        return root
+
+    @staticmethod
+    def snapshot(folder: Path) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+        }
+
+    @pytest.mark.parametrize("name", ["../../outside", "ABSOLUTE"])
+    def test_a_branch_name_that_leaves_the_output_is_refused(self, tmp_path, name):
+        name = str(tmp_path / "absolute") if name == "ABSOLUTE" else name
+        Branch.objects.filter(repository=self.REPO, name=self.BRANCH).update(name=name)
+        output = tmp_path / "deep" / "out"
+        message = self.refused(output=str(output), branch=[])
+        assert repr(name) in message and "not a safe path name" in message
+        assert list(tmp_path.iterdir()) == []
+
+    @pytest.mark.parametrize("recipe_path", ["../../escaped.nix", "ABSOLUTE"])
+    def test_a_recipe_path_that_leaves_the_tree_is_refused(self, tmp_path, recipe_path):
+        if recipe_path == "ABSOLUTE":
+            recipe_path = str(tmp_path / "escaped.nix")
+        Variant.objects.filter(
+            branch__repository=self.REPO, branch__name=self.BRANCH, pname__endswith="cpu-avx2"
+        ).update(recipe_path=recipe_path)
+        message = self.refused(output=str(tmp_path / "out"))
+        assert f"Refusing to write {recipe_path!r}: the path would leave" in message
+        assert list(tmp_path.iterdir()) == []
+
+    @pytest.mark.parametrize("linked", [".flox", ".flox/pkgs"])
+    def test_a_linked_pkgs_folder_is_refused_and_the_folder_it_points_to_is_untouched(
+        self, tree, tmp_path, linked
+    ):
+        outside = tmp_path / "elsewhere"
+        (outside / "pkgs").mkdir(parents=True)
+        (outside / "pkgs" / "theirs.nix").write_text("{ }\n")
+        before, inside = self.snapshot(outside), self.snapshot(tree)
+        shutil.rmtree(tree / linked)
+        (tree / linked).symlink_to(outside if linked == ".flox" else outside / "pkgs")
+        message = self.refused(output=str(tmp_path / "out"), prune=True)
+        assert message.startswith(f"{tree / linked} is a symbolic link; export never follows")
+        assert self.snapshot(outside) == before
+        assert self.snapshot(tree) == {k: v for k, v in inside.items() if k.startswith(("R", "B"))}
+
+    def test_into_a_checkout_whose_flox_folder_is_a_link_is_refused(self, tmp_path):
+        checkout, outside = tmp_path / "checkout", tmp_path / "elsewhere"
+        (checkout / ".git").mkdir(parents=True)
+        (outside / "pkgs").mkdir(parents=True)
+        (checkout / ".flox").symlink_to(outside)
+        message = self.refused(into=str(checkout))
+        assert f"{checkout / '.flox'} is a symbolic link" in message
+        assert list((outside / "pkgs").iterdir()) == []
+
+    @pytest.mark.parametrize("name", ["README.md", "BUILD_MATRIX.md", RECIPE])
+    def test_a_linked_document_or_recipe_is_neither_read_nor_written(self, tree, tmp_path, name):
+        outside = tmp_path / "theirs.md"
+        outside.write_text(
+            "<!-- BEGIN GENERATED: branch-table -->\nsecret\n<!-- END GENERATED: branch-table -->\n"
+        )
+        (tree / name).unlink(missing_ok=True)
+        (tree / name).symlink_to(outside)
+        message = self.refused(output=str(tmp_path / "out"))
+        assert message.startswith(f"{tree / name} is a symbolic link")
+        assert "secret" in outside.read_text() and (tree / name).is_symlink()
+        assert not (tree / self.WITNESS).exists()  # nothing written, not even the other files
+
+    def test_prune_never_deletes_or_reads_through_a_link(self, tree, tmp_path):
+        outside = tmp_path / "generated-looking.nix"
+        outside.write_text(f"# {GENERATED_NOTE}\n{{ }}\n")
+        link = tree / ".flox/pkgs/unclaimed.nix"
+        link.symlink_to(outside)
+        out = self.export(output=str(tmp_path / "out"), prune=True)
+        assert f"stale: {link}" in out and f"{link} is a symbolic link; export never deletes" in out
+        assert "pruned" not in out
+        assert link.is_symlink() and outside.read_text().startswith(f"# {GENERATED_NOTE}")
+        assert (tree / self.WITNESS).is_file()  # the rest of the export went ahead
+
+    def test_a_killed_exports_temporary_files_are_removed_on_the_next_run(self, tree, tmp_path):
+        pkgs = tree / ".flox/pkgs"
+        leftovers = [
+            tree / ".README.md.k2_9xq7a.tmp",
+            pkgs / ".pytorch-python313-cpu.nix.ab12cd34.tmp",
+        ]
+        for path in leftovers:
+            path.write_bytes(b"")  # what SIGKILL between mkstemp and the rename leaves
+        kept = [
+            tree / ".notes.tmp",
+            pkgs / ".x.nix.ab12cd34.tmp.bak",
+            pkgs / ".draft.nix.short.tmp",
+        ]
+        for path in kept:
+            path.write_text("mine\n")
+        (pkgs / ".dir.nix.ab12cd34.tmp").mkdir()
+        (pkgs / ".link.nix.ab12cd34.tmp").symlink_to(tmp_path / "elsewhere.txt")
+        (tmp_path / "elsewhere.txt").write_text("theirs\n")
+        out = self.export(output=str(tmp_path / "out"), dry_run=True)
+        assert all(f"would remove: {p}" in out and p.exists() for p in leftovers)
+        out = self.export(output=str(tmp_path / "out"))
+        assert all(
+            f"removed: {p} (temporary file of an interrupted export)" in out for p in leftovers
+        )
+        assert "2 removed" in out and not any(p.exists() for p in leftovers)
+        assert all(p.read_text() == "mine\n" for p in kept)
+        assert (pkgs / ".dir.nix.ab12cd34.tmp").is_dir()
+        assert (pkgs / ".link.nix.ab12cd34.tmp").is_symlink()
+        assert (tmp_path / "elsewhere.txt").read_text() == "theirs\n"

@@ -1,7 +1,8 @@
 """Write the catalogue's recipes and generated docs into export trees or a build-repo checkout.
 
 Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
-2 bad input (CommandError: unknown branch, not a checkout, unwritable target), 3 a recipe whose
+2 bad input (CommandError: unknown branch, not a checkout, unwritable target, a path that would
+leave its target or pass through a symbolic link — nothing is written then), 3 a recipe whose
 changed field cannot be edited in place was left unwritten (every other file was written).
 """
 
@@ -67,11 +68,9 @@ class Command(BaseCommand):
                     )
                 ]
             else:
-                output = Path(opts["output"])
-                targets = [
-                    (output / b.repository / b.name, b)
-                    for b in recipe_sync.select_branches(opts["repository"], opts["branch"])
-                ]
+                targets = recipe_sync.export_targets(
+                    Path(opts["output"]), opts["repository"], opts["branch"]
+                )
             report = recipe_sync.export_recipes(
                 targets,
                 libraries=opts["library"],
@@ -109,6 +108,10 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.WARNING(f"stale: {outcome.path}{note}"))
             elif outcome.action in ("pruned", "refused"):
                 self.stdout.write(self.style.WARNING(f"{outcome.action}: {outcome.path}"))
+            elif outcome.action in ("removed", "leftover"):
+                verb = "removed" if outcome.action == "removed" else "would remove"
+                note = "temporary file of an interrupted export"
+                self.stdout.write(self.style.WARNING(f"{verb}: {outcome.path} ({note})"))
             elif outcome.action != "unchanged" and (verbose or opts["check"]):
                 verb = f"would {outcome.action[:-1]}" if previewing else outcome.action
                 self.stdout.write(f"{verb}: {outcome.path}")
