@@ -61,17 +61,18 @@ def fetch(url, headers=None, timeout=30):
 
 
 def wait_until_up(base, server, timeout=90):
+    """Until `base` + "/" answers 200; SystemExit when the server exits or takes too long."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {server.returncode}; see its output above.")
+            raise SystemExit(f"the server exited with {server.returncode}; see its output above.")
         try:
             if fetch(base + "/", timeout=5)[0] == 200:
                 return
         except OSError:
             pass
         time.sleep(0.5)
-    raise SystemExit("gunicorn did not answer within 90 s.")
+    raise SystemExit(f"the server did not answer within {timeout} s.")
 
 
 def first_variant_url():

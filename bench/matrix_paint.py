@@ -17,14 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+from load import free_port, wait_until_up  # bench/ is on the path when run as a script
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,12 +59,6 @@ MEASURE = """(selector) => new Promise((resolve, reject) => {
 })"""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(port: int) -> subprocess.Popen:
     # Production settings (DEBUG off: cached templates; whitenoise serves the collected static
     # files), with a throw-away key and an in-process cache.
@@ -90,15 +82,12 @@ def start_server(port: int) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/variants/", timeout=5):
-                return server
-        except OSError:
-            time.sleep(0.3)
-    server.terminate()
-    raise SystemExit("runserver did not answer within 60 s (run `make setup` first).")
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", server, timeout=60)
+    except SystemExit:
+        server.terminate()
+        raise
+    return server
 
 
 def measure(page, base: str, rounds: int) -> list[tuple[str, list[float]]]:
