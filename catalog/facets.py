@@ -110,32 +110,75 @@ def _cuda_choice(r: Mapping) -> Choice:
     return Choice(r["cuda"], r["cuda"], name=f"CUDA {r['cuda']}", order=version_key(r["cuda"]))
 
 
-def row_from_record(r: Mapping) -> Row:
-    """A variant record (see `RECORD_KEYS`) as the selector's row."""
+# The fields of a record that each dimension's Choice is built from: rows that agree on them
+# share one Choice object (804 variants hold a few dozen distinct ones), which makes building,
+# pickling and caching the rows several times cheaper.
+CHOICE_FIELDS = {
+    "platform": ("platform",),
+    "gpu": ("backend", "sm", "gpu_name", "gpu_models", "arch_number"),
+    "isa": ("isa", "isa_label", "isa_arch", "isa_rank"),
+    "cuda": ("cuda",),
+    "python": ("python",),
+    "branch": ("repository", "branch_name", "pytorch_version", "preference"),
+    "library": ("library",),
+}
+
+
+def _platform_choices(r: Mapping) -> tuple[Choice, Choice]:
     platform = vocabulary.PLATFORMS[r["platform"]]
-    libraries = list(vocabulary.LIBRARIES)
+    return (
+        Choice(platform.os, OS_LABELS.get(platform.os, platform.os), order=(platform.os,)),
+        Choice(platform.arch, vocabulary.CPU_ARCHES[platform.arch].label),
+    )
+
+
+def _python_choice(r: Mapping) -> Choice:
+    return Choice(
+        r["python"], r["python"], name=f"Python {r['python']}", order=version_key(r["python"])
+    )
+
+
+def _branch_choice(r: Mapping) -> Choice:
     qualified = f"{r['repository']}:{r['branch_name']}"
-    choices = {
-        "os": Choice(platform.os, OS_LABELS.get(platform.os, platform.os), order=(platform.os,)),
-        "arch": Choice(platform.arch, vocabulary.CPU_ARCHES[platform.arch].label),
-        "gpu": _gpu_choice(r),
-        "isa": _isa_choice(r),
-        "cuda": _cuda_choice(r),
-        "python": Choice(
-            r["python"], r["python"], name=f"Python {r['python']}", order=version_key(r["python"])
-        ),
-        "branch": Choice(
-            qualified,
-            qualified,
-            f"PyTorch {r['pytorch_version']}",
-            order=(r["repository"], r["preference"], r["branch_name"]),
-        ),
-        "library": Choice(
-            r["library"],
-            vocabulary.LIBRARIES[r["library"]].label,
-            order=(libraries.index(r["library"]),),
-        ),
-    }
+    return Choice(
+        qualified,
+        qualified,
+        f"PyTorch {r['pytorch_version']}",
+        order=(r["repository"], r["preference"], r["branch_name"]),
+    )
+
+
+def _library_choice(r: Mapping) -> Choice:
+    return Choice(
+        r["library"],
+        vocabulary.LIBRARIES[r["library"]].label,
+        order=(list(vocabulary.LIBRARIES).index(r["library"]),),
+    )
+
+
+BUILDERS = {
+    "platform": _platform_choices,
+    "gpu": _gpu_choice,
+    "isa": _isa_choice,
+    "cuda": _cuda_choice,
+    "python": _python_choice,
+    "branch": _branch_choice,
+    "library": _library_choice,
+}
+
+
+def row_from_record(r: Mapping, shared: dict | None = None) -> Row:
+    """A variant record (see `RECORD_KEYS`) as the selector's row; `shared` keeps the Choices
+    already built for other records, keyed by the fields they come from."""
+    shared = {} if shared is None else shared
+    built = {}
+    for part, fields in CHOICE_FIELDS.items():
+        key = (part, *(r[f] for f in fields))
+        if key not in shared:
+            shared[key] = BUILDERS[part](r)
+        built[part] = shared[key]
+    os_choice, arch_choice = built.pop("platform")
+    choices = {"os": os_choice, "arch": arch_choice, **built}
     return Row(r["repository"], r["branch_name"], r["pname"], choices)
 
 
@@ -163,7 +206,8 @@ RECORD_KEYS = (
 
 
 def rows_from_records(records: Iterable[Mapping]) -> list[Row]:
-    return [row_from_record(r) for r in records]
+    shared: dict = {}
+    return [row_from_record(r, shared) for r in records]
 
 
 # ---------------------------------------------------------------- parsing the choices
