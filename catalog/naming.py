@@ -202,6 +202,25 @@ def unsafe_name_reason(name: str) -> str:
     )
 
 
+# The nixpkgs CUDA package sets a recipe selects: `cudaPackages_12_8`, or by major only,
+# `cudaPackages_13`.
+_CUDA_SET_RE = re.compile(r"cudaPackages_(\d+)(?:_(\d+))?")
+
+
+def cuda_set_parts(attr: str) -> tuple[int, int | None] | None:
+    """'cudaPackages_12_8' -> (12, 8); 'cudaPackages_13' -> (13, None); None for anything else."""
+    match = _CUDA_SET_RE.fullmatch(attr or "")
+    if not match:
+        return None
+    return int(match[1]), int(match[2]) if match[2] else None
+
+
+def cuda_set_attr(cuda_version: str) -> str:
+    """'12.9' -> 'cudaPackages_12_9', the set a recipe's overlay makes its `cudaPackages`."""
+    major, _, minor = cuda_version.partition(".")
+    return f"cudaPackages_{major}_{minor}"
+
+
 def recipe_path(pname: str) -> str:
     """Where a variant's recipe lives inside a build repo checkout."""
     return f".flox/pkgs/{pname}.nix"

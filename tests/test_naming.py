@@ -99,3 +99,22 @@ def test_sm_underscore_targets_are_refused_with_a_hint_but_readable_leniently():
         naming.gpu_target_sm("Hopper")
     assert naming.gpu_target_sm_lenient("sm_90") == "sm90"
     assert naming.gpu_target_sm_lenient("Hopper") == ""
+
+
+@pytest.mark.parametrize(
+    "attr, parts",
+    [
+        ("cudaPackages_12_8", (12, 8)),
+        ("cudaPackages_13", (13, None)),
+        ("cudaPackages", None),
+        ("cudaPackages_12_8x", None),
+        ("", None),
+    ],
+)
+def test_cuda_package_sets_are_read_in_one_place(attr, parts):
+    assert naming.cuda_set_parts(attr) == parts
+
+
+def test_a_cuda_version_names_its_package_set():
+    assert naming.cuda_set_attr("12.9") == "cudaPackages_12_9"
+    assert naming.cuda_set_parts(naming.cuda_set_attr("13.0")) == (13, 0)

@@ -135,7 +135,7 @@ def nixpkgs_binding(variant) -> list[str]:
     config = ["allowUnfree = true;"] + (["cudaSupport = true;"] if cuda else [])
     body = ["    config = {"] + [f"      {c}" for c in config] + ["    };"]
     if cuda:
-        cuda_set = P.cuda_packages_attr(variant.cuda_version)
+        cuda_set = naming.cuda_set_attr(variant.cuda_version)
         body += [
             "    overlays = [",
             f"      (final: prev: {{ cudaPackages = final.{cuda_set}; }})",
@@ -440,7 +440,7 @@ def recipe_facts(variant) -> RecipeFacts:
         backend=variant.backend,
         python_attr=python_set(variant, nixpkgs_var(variant.branch)),
         nixpkgs_pin=pin,
-        cuda_packages_attr=P.cuda_packages_attr(variant.cuda_version) if cuda else "",
+        cuda_packages_attr=naming.cuda_set_attr(variant.cuda_version) if cuda else "",
         gpu_targets=gpu_targets(variant),
         gpu_arch_num=naming.sm_number(variant.gpu_arch.sm) if cuda else "",
         cpu_flags=list(variant.cpu_isa.compiler_flags) if variant.cpu_isa_id else [],

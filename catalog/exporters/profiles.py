@@ -146,9 +146,3 @@ def python_packages(python_version: str, pinned: bool = True) -> str:
         return PYTHON_PACKAGES[python_version]
     major, _, minor = python_version.partition(".")
     return f"python{major}{minor}Packages"
-
-
-def cuda_packages_attr(cuda_version: str) -> str:
-    """'12.9' -> 'cudaPackages_12_9' (the overlay makes it the set's `cudaPackages`)."""
-    major, _, minor = cuda_version.partition(".")
-    return f"cudaPackages_{major}_{minor}"

@@ -18,7 +18,6 @@ no place of its own in a recipe is folded into the as-written field it decides:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -42,7 +41,6 @@ EDITABLE = (
     "passthru",
     "disabled_features",  # read from the recipe's scripts: a change is refused (edit by hand)
 )
-CUDA_SET = re.compile(r"^cudaPackages_(\d+)(?:_(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -127,10 +125,11 @@ def sm_of_targets(targets: Iterable[str]) -> str:
 
 def cuda_of_set(attr: str) -> str:
     """'cudaPackages_12_8' -> '12.8', 'cudaPackages_13' -> '13'; '' for anything else."""
-    match = CUDA_SET.match(attr or "")
-    if not match:
+    parts = naming.cuda_set_parts(attr)
+    if parts is None:
         return ""
-    return f"{match[1]}.{match[2]}" if match[2] else match[1]
+    major, minor = parts
+    return f"{major}.{minor}" if minor is not None else str(major)
 
 
 @dataclass(frozen=True)
@@ -187,8 +186,7 @@ def wanted_facts(
             wanted["gpu_arch_num"] = naming.sm_number(values.sm)
     written_cuda = cuda_of_set(values.cuda_packages_attr)
     if values.cuda_version and written_cuda and not _same_cuda(written_cuda, values.cuda_version):
-        major, _, minor = values.cuda_version.partition(".")
-        wanted["cuda_packages_attr"] = f"cudaPackages_{major}_{minor}"
+        wanted["cuda_packages_attr"] = naming.cuda_set_attr(values.cuda_version)
     if values.platform and values.platforms and values.platform not in values.platforms:
         wanted["platforms"] = [values.platform]
     return wanted

@@ -15,10 +15,6 @@ from dataclasses import asdict, dataclass, field, fields
 from catalog import naming, vocabulary
 from catalog.nix.facts import PytorchSource, RecipeFacts
 
-# `cudaPackages_12_8` -> 12.8. A set named by major only (`cudaPackages_13`) is that major's
-# `.0` release: the real recipes that select it are named `…-cuda13_0-…` and pass
-# `-DCUDA_VERSION=13.0` to CMake.
-_CUDA_ATTR_RE = re.compile(r"^cudaPackages_(?P<major>\d+)(?:_(?P<minor>\d+))?$")
 _PYTHON_ATTR_RE = re.compile(r"^python(?P<major>\d)(?P<minor>\d{1,2})Packages$")
 _CUDA_FLAG_RE = re.compile(r"^-DCUDA_VERSION=(?P<version>\d+\.\d+)")
 _HEADER_RE = re.compile(r"^(?P<key>Use case|Note|Built against):\s*(?P<value>.*)$")
@@ -84,10 +80,14 @@ def facts_from_json(data: dict) -> RecipeFacts:
 
 
 def cuda_version_of(attr: str) -> str:
-    match = _CUDA_ATTR_RE.match(attr or "")
-    if not match:
+    """`cudaPackages_12_8` -> 12.8. A set named by major only (`cudaPackages_13`) is that major's
+    `.0` release: the real recipes that select it are named `…-cuda13_0-…` and pass
+    `-DCUDA_VERSION=13.0` to CMake."""
+    parts = naming.cuda_set_parts(attr)
+    if parts is None:
         return ""
-    return f"{int(match['major'])}.{int(match['minor'] or 0)}"
+    major, minor = parts
+    return f"{major}.{minor or 0}"
 
 
 def python_version_of(attr: str) -> str:
