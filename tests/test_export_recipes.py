@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog import recipe_sync
-from catalog.exporters import readme, render_recipe
 from catalog.models import Variant
+from catalog.recipes.exporting import readme, render_recipe, sync
 
 pytestmark = pytest.mark.django_db
 GOLDEN = Path(__file__).parent / "data" / "recipes"
@@ -238,8 +237,8 @@ def test_catalogue_text_is_escaped_for_nix():
 
 @pytest.mark.skipif(NIX is None, reason="Debian's nix-bin provides nix-instantiate")
 def test_every_generated_recipe_parses_with_nix_instantiate(tmp_path):
-    branches = recipe_sync.select_branches()
-    report = recipe_sync.export_recipes([(tmp_path / b.repository / b.name, b) for b in branches])
+    branches = sync.select_branches()
+    report = sync.export_recipes([(tmp_path / b.repository / b.name, b) for b in branches])
     files = sorted(str(o.path) for o in report.outcomes if o.path.suffix == ".nix")
     assert len(files) == Variant.objects.count() == 804
     # One process per 200 files keeps the argument list short and the run well under a second.
@@ -391,7 +390,7 @@ def test_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
     def interrupted(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(recipe_sync.os, "replace", interrupted)
+    monkeypatch.setattr(sync.os, "replace", interrupted)
     with pytest.raises(CommandError, match="No space left on device"):
         run(output=str(tmp_path), repository=["build-pytorch"], branch=["main"])
     assert target.read_text() == "old content\n"

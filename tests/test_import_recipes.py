@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog import recipe_import, recipe_sync
 from catalog.models import Branch, Variant
+from catalog.recipes.exporting import sync
+from catalog.recipes.importing import store
 
 pytestmark = pytest.mark.django_db
 
 
 def export_all(root: Path) -> dict[str, bytes]:
-    targets = [(root / b.repository / b.name, b) for b in recipe_sync.select_branches()]
-    recipe_sync.export_recipes(targets)
+    targets = [(root / b.repository / b.name, b) for b in sync.select_branches()]
+    sync.export_recipes(targets)
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
     }
@@ -149,7 +150,7 @@ def test_flags_that_match_no_isa_are_a_finding_not_a_refusal(tmp_path):
     export_all(tmp_path)
     target = tmp_path / "build-pytorch/main/.flox/pkgs/pytorch-python313-cpu-avx2.nix"
     target.write_text(target.read_text().replace('"-mf16c"', '"-mavx512f"'))
-    report = recipe_import.import_checkout(tmp_path / "build-pytorch/main", "build-pytorch", "main")
+    report = store.import_checkout(tmp_path / "build-pytorch/main", "build-pytorch", "main")
     assert report.findings == [
         (
             ".flox/pkgs/pytorch-python313-cpu-avx2.nix",
