@@ -347,3 +347,29 @@ def compare_candidates(variant: Variant) -> QuerySet[Variant]:
         .select_related("branch")
         .order_by(*MATRIX_ORDER)
     )
+
+
+# --- The site search's index (catalog/browse/search.py) ------------------------------------------
+_SEARCH_MEMO: dict = {}  # {"version": ..., "index": ...}: this process's copy
+
+
+def search_index():
+    """The search index for the current catalogue version: built from the engine's snapshot and
+    the guides once per version in each process (a write retires it), never per query."""
+    from catalog import cache
+    from catalog.browse import search
+
+    version = cache.catalogue_version()
+    if _SEARCH_MEMO.get("version") != version:
+        architectures = [
+            search.ArchitectureText(sm, label, models)
+            for sm, label, models in GpuArchitecture.objects.values_list(
+                "sm", "label", "short_models"
+            )
+        ]
+        guides = [
+            search.GuideText(*row) for row in DocPage.objects.values_list("slug", "title", "body")
+        ]
+        _SEARCH_MEMO["index"] = search.build_index(recommend_catalogue(), architectures, guides)
+        _SEARCH_MEMO["version"] = version
+    return _SEARCH_MEMO["index"]

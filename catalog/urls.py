@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog.browse.views import compare, matrix, pages, select
+from catalog.browse.views import compare, matrix, pages, search, select
 from catalog.views import builds
 from catalog.wizard import views as wizard
 
@@ -36,6 +36,9 @@ urlpatterns = [
     # Variant matrix and its data out (catalog/browse/views/matrix.py)
     path("variants/", matrix.variant_matrix, name="variants"),
     path("api/variants", matrix.api_variants, name="api-variants"),
+    # One search over everything (catalog/browse/views/search.py)
+    path("search/", search.search_page, name="search"),
+    path("api/search", search.api_search, name="api-search"),
     # Which variant? (catalog/wizard/views.py)
     path("wizard/", wizard.wizard, name="wizard"),
     path("api/recommend", wizard.api_recommend, name="api-recommend"),

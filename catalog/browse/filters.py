@@ -16,6 +16,7 @@ from django.db.models import Count, Q, QuerySet
 
 from catalog import queries
 from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, GpuArchitecture
+from catalog.wizard import cpu_models, gpus
 
 VIEWS = [("list", "List"), ("grid", "Grid")]
 FORMATS = [("html", "Web page"), ("csv", "CSV")]
@@ -62,6 +63,8 @@ FACETS = {
 }
 VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
 MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
+MAX_NAME_WORDS = 4  # words in the longest GPU name a search reads whole ("geforce rtx 4090 ti")
+APPLE_CHIPS = frozenset({"m1", "m2", "m3", "m4"})  # archspec's Apple targets: the MPS build
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
 Checkboxes = forms.CheckboxSelectMultiple
 
@@ -201,9 +204,30 @@ class VariantFilter(django_filters.FilterSet):
 
     def filter_text(self, queryset, name, value):
         # Every word must match somewhere: "h100 python3.12" = a Hopper variant for Python 3.12.
-        for word in value.split():
+        # A GPU or Apple chip name at the start ("RTX 3060", "M2") is read whole, as the wizard
+        # reads it: its architecture's builds (or the Mac build), then the other words.
+        words = value.split()
+        hardware, words = self._hardware(words)
+        if hardware is not None:
+            queryset = queryset.filter(hardware)
+        for word in words:
             queryset = queryset.filter(self._term(word))
         return queryset
+
+    @staticmethod
+    def _hardware(words: list[str]) -> tuple[Q | None, list[str]]:
+        """(filter, remaining words) for the longest leading run of words naming a GPU or an
+        Apple chip; (None, words) when the search does not start with one."""
+        catalogue = queries.recommend_catalogue()
+        for n in range(min(len(words), MAX_NAME_WORDS), 0, -1):
+            text = " ".join(words[:n])
+            chip = cpu_models.resolve_cpu_model(text)
+            if chip is not None and chip.target in APPLE_CHIPS:
+                return Q(backend="mps"), words[n:]
+            gpu = gpus.exact_gpu_name(text, catalogue)
+            if gpu is not None:
+                return Q(gpu_arch__sm=gpu.sm), words[n:]
+        return None, words
 
     @staticmethod
     def _term(word: str) -> Q:
