@@ -29,6 +29,7 @@ from catalog.wizard.snapshot import Catalogue
 MAX_QUERY = 300  # characters: room for a pasted error line, little more
 MAX_WORDS = 40
 NGRAM = 4  # longest run of query words joined into one name ("geforce rtx 4090 ti")
+FUZZY_WORDS = 6  # queries up to this long are compared with the names for typos
 PER_KIND = {"variant": 8, "guide": 6}  # results shown per kind (names: all that match)
 # Kinds in the order they are shown when scores tie; the best-scoring kind comes first.
 KINDS = ("error", "gpu", "cpu", "architecture", "isa", "branch", "variant", "guide")
@@ -249,10 +250,12 @@ def _wizard_url(params) -> str:
 @dataclass
 class SearchIndex:
     names: dict[str, list[_Name]] = field(default_factory=lambda: defaultdict(list))
-    by_digits: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # (digits, length) -> keys: the only names a typo of a key can be (see _fuzzy)
+    by_shape: dict[tuple[str, int], list[str]] = field(default_factory=lambda: defaultdict(list))
     gpu_titles: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (name, sm)
     cpu_results: dict[str, _Name] = field(default_factory=dict)  # archspec target -> result
     variants: list[tuple[str, _Name]] = field(default_factory=list)  # (pname, result)
+    variant_names: dict[str, _Name] = field(default_factory=dict)
     sections: list[_Section] = field(default_factory=list)
     words: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
     error_urls: dict[int, str] = field(default_factory=dict)
@@ -261,7 +264,7 @@ class SearchIndex:
         for key in {k for k in keys if k}:
             if entry not in self.names[key]:
                 if not self.names[key]:
-                    self.by_digits[_digits(key)].append(key)
+                    self.by_shape[(_digits(key), len(key))].append(key)
                 self.names[key].append(entry)
 
     # -- searching -------------------------------------------------------------------------
@@ -297,7 +300,10 @@ class SearchIndex:
             for key in self._prefixed(whole):
                 for entry in self.names[key]:
                     keep(entry, 60 + 20 * len(whole) / len(key) - entry.order)
-        for key, _n in grams[:: max(1, len(grams) // 40)]:
+        # Typos are looked for in runs of one or two words (names are short) of a typed query;
+        # a long one is a pasted message, copied rather than typed.
+        typed = len(words) <= FUZZY_WORDS
+        for key, _n in [g for g in grams if g[1] <= 2 and typed]:
             self._fuzzy(key, keep)
         return gpu
 
@@ -310,7 +316,9 @@ class SearchIndex:
         if len(key) < 4 or key in self.names:
             return
         limit = 1 if len(key) < 9 else 2
-        for candidate in self.by_digits.get(_digits(key), ()):
+        digits = _digits(key)
+        nearby = range(len(key) - limit, len(key) + limit + 1)
+        for candidate in (k for n in nearby for k in self.by_shape.get((digits, n), ())):
             distance = _distance(key, candidate, limit)
             if distance <= limit:
                 for entry in self.names[candidate]:
@@ -342,14 +350,19 @@ class SearchIndex:
 
     def _variants(self, text: str, keep) -> None:
         lowered = text.lower()
-        terms = lowered.split()
+        exact = self.variant_names.get(lowered)
+        if exact is not None:
+            keep(exact, 100)
+        terms = sorted(set(lowered.split()), key=len, reverse=True)
+        # One pass with the longest word (the rarest in names), then the rest on what is left.
+        first = [(p, e) for p, e in self.variants if terms[0] in p]
         shown = 0
-        for pname, entry in self.variants:
-            if pname == lowered:
-                keep(entry, 100)
-            elif all(t in pname for t in terms) and shown < PER_KIND["variant"]:
+        for pname, entry in first:
+            if shown == PER_KIND["variant"]:
+                break
+            if pname != lowered and all(t in pname for t in terms[1:]):
                 shown += 1
-                keep(entry, 40 + (10 if pname.startswith(terms[0]) else 0))
+                keep(entry, 40 + (10 if pname.startswith(lowered.split()[0]) else 0))
 
     def _guides(self, text: str, keep) -> None:
         terms = [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS][:MAX_WORDS]
@@ -421,7 +434,9 @@ def build_index(
         url = f"/variants/{quote(variant.repository)}/{quote(variant.branch)}/{variant.pname}/"
         why = f"{variant.repository}/{variant.branch}, Python {variant.python_version}, "
         why += f"status {variant.status}"
-        index.variants.append((variant.pname.lower(), _Name("variant", variant.pname, url, why)))
+        entry = _Name("variant", variant.pname, url, why)
+        index.variants.append((variant.pname.lower(), entry))
+        index.variant_names.setdefault(variant.pname.lower(), entry)
     _add_guides(index, guides)
     return index
 
