@@ -373,3 +373,44 @@ def search_index():
         _SEARCH_MEMO["index"] = search.build_index(recommend_catalogue(), architectures, guides)
         _SEARCH_MEMO["version"] = version
     return _SEARCH_MEMO["index"]
+
+
+# --- The build answer: status first, then the commands (partials/build_answer.html) --------------
+
+
+def build_answer(repository: str, branch: str, pname: str, status: str = "", org: str = "") -> dict:
+    """What every place that names a build with commands shows: its status and what that means,
+    the nearest variant further along when it is not built, and the commands."""
+    from django.urls import reverse
+
+    from catalog import build_commands
+    from catalog.models import STATUSES
+
+    catalogue = recommend_catalogue()
+    by_name = catalogue.memo(
+        "variants-by-name", lambda c: {(v.repository, v.branch, v.pname): v for v in c.variants}
+    )
+    record = by_name.get((repository, branch, pname))
+    status = status or (record.status if record else "")
+    found = build_commands.nearest_further(record, catalogue.variants) if record else None
+    nearest = None
+    if found:
+        other, diffs = found
+        nearest = {
+            "pname": other.pname,
+            "status": other.status,
+            "url": reverse("catalog:variant", args=[other.repository, other.branch, other.pname]),
+            "difference": "; ".join(diffs) or "the same fields",
+        }
+    return {
+        "status": status,
+        "status_label": dict(STATUSES).get(status, status),
+        "note": build_commands.STATUS_NOTES.get(status, ""),
+        "built": build_commands.PROGRESS.get(status, 0) >= build_commands.BUILT,
+        "nearest": nearest,
+        "url": reverse("catalog:variant", args=[repository, branch, pname]),
+        "org": org,
+        "commands": build_commands.variant_commands(
+            repository, branch, pname, org or build_commands.DEFAULT_ORG
+        ),
+    }

@@ -164,7 +164,16 @@ def wizard(request):
         return _render(request, context)
     body = wo.api_body(rec, parsed)
     results = [
-        {**r, "commands": wo.commands(r["variant"]) if r["variant"] else []}
+        {
+            **r,
+            "commands": wo.commands(r["variant"]) if r["variant"] else [],
+            # Status first, then the same steps as the selector and the variant page.
+            "answer": queries.build_answer(
+                r["variant"]["repository"], r["variant"]["branch"], r["variant"]["pname"]
+            )
+            if r["variant"]
+            else None,
+        }
         for r in wo.results(body)
     ]
     context.update(

@@ -15,7 +15,7 @@ from catalog import cache, doc_render, lint, naming, queries, vocabulary
 from catalog.audit import run_audit
 from catalog.browse.grid import build_grid
 from catalog.browse.views import compare, select
-from catalog.build_commands import DEFAULT_ORG, variant_commands
+from catalog.build_commands import DEFAULT_ORG
 from catalog.recipes.exporting import sync
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
@@ -57,7 +57,13 @@ def variant_detail(request, repository, branch, pname):
         org_error = "An organisation name has letters, digits, '.', '_' or '-'."
         org = ""
     org = org or DEFAULT_ORG
-    commands = variant_commands(variant.branch.repository, variant.branch.name, variant.pname, org)
+    answer = queries.build_answer(
+        variant.branch.repository,
+        variant.branch.name,
+        variant.pname,
+        variant.status,
+        "" if org == DEFAULT_ORG else org,
+    )
     isa = variant.cpu_isa
     # One query serves "the same variant on other branches" and "compare with…".
     candidates = list(queries.compare_candidates(variant))
@@ -69,7 +75,8 @@ def variant_detail(request, repository, branch, pname):
             "branch": variant.branch,
             "gpu_models": list(variant.gpu_arch.models.all()) if variant.gpu_arch_id else [],
             "isa": isa,
-            "commands": commands,
+            "answer": answer,
+            "commands": answer["commands"],
             "org": "" if org == DEFAULT_ORG else org,
             "org_error": org_error,
             "recipe_path": variant.recipe_path or naming.recipe_path(variant.pname),

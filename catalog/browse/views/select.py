@@ -15,7 +15,6 @@ from django.views.decorators.http import require_safe
 
 from catalog import cache, queries
 from catalog.browse import selector_engine
-from catalog.build_commands import variant_commands
 
 BadChoice = selector_engine.BadChoice
 MAX_LISTED = 6  # with this few variants left, list them by name
@@ -45,8 +44,8 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
         "count": len(narrowed.matches),
         "listed": narrowed.matches if 1 < len(narrowed.matches) <= MAX_LISTED else [],
         "unique": unique,
-        "commands": (
-            variant_commands(unique.repository, unique.branch, unique.pname) if unique else []
+        "answer": (
+            queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
         ),
         "embedded": embedded,
     }
