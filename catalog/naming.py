@@ -13,6 +13,7 @@ the same thing everywhere. Pure Python: no Django import.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from catalog import vocabulary
@@ -252,3 +253,28 @@ def parse_lenient(name: str) -> NameParts | None:
 def isa_slug(written: str) -> str:
     """An ISA as recipes and names write it -> its slug: 'armv8.2' -> 'armv8_2'."""
     return (written or "").strip().lower().replace(".", "_").replace("-", "_")
+
+
+# A branch is written one way in links, forms, the selector and the API: "<repository>/<branch>".
+# Older spellings ("build-pytorch:main") are read, and a bare branch name is its repository's
+# when only one repository has it.
+BRANCH_SEPARATOR = "/"
+OLD_BRANCH_SEPARATORS = (":",)
+
+
+def branch_key(repository: str, branch: str) -> str:
+    return f"{repository}{BRANCH_SEPARATOR}{branch}"
+
+
+def canonical_branch(value: str, known: Iterable[str] = ()) -> str:
+    """`value` written as "<repository>/<branch>": an old separator replaced, a bare name
+    qualified when exactly one of the `known` keys has it; otherwise `value` unchanged."""
+    for old in OLD_BRANCH_SEPARATORS:
+        repository, sep, branch = value.partition(old)
+        if sep and repository and branch and BRANCH_SEPARATOR not in value:
+            return branch_key(repository, branch)
+    if BRANCH_SEPARATOR not in value:
+        owners = [k for k in known if k.rpartition(BRANCH_SEPARATOR)[2] == value]
+        if len(owners) == 1:
+            return owners[0]
+    return value

@@ -414,3 +414,10 @@ def build_answer(repository: str, branch: str, pname: str, status: str = "", org
             repository, branch, pname, org or build_commands.DEFAULT_ORG
         ),
     }
+
+
+def branch_keys() -> list[str]:
+    """Every branch as "<repository>/<branch>" (from the engine's snapshot, cached per version)."""
+    return recommend_catalogue().memo(
+        "branch-keys", lambda c: [naming.branch_key(b.repository, b.name) for b in c.branches]
+    )

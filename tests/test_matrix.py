@@ -154,7 +154,7 @@ def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
 
 def test_grid_lays_out_architectures_by_isa_with_empty_cells(client):
     html = client.get(
-        "/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch"
+        "/variants/?view=grid&branch=build-pytorch/main&library=pytorch"
     ).content.decode()
     assert (
         count_shown(html)
@@ -180,7 +180,7 @@ def test_grid_groups_per_branch_and_library(client):
 
 
 def test_status_badges_have_text_and_a_legend(client):
-    html = client.get("/variants/?branch=cuda-13_0").content.decode()
+    html = client.get("/variants/?branch=build-torchvision/cuda-13_0").content.decode()
     assert '<span class="status status-planned">Planned</span>' in html
     legend = re.search(r'<p class="legend".*?</p>', html, re.S)[0]
     for label in ("Planned", "Recipe", "Building", "Built", "Failed", "Published"):
@@ -222,7 +222,7 @@ def test_bad_value_in_an_htmx_request_returns_the_message_fragment(client):
 
 
 def test_csv_downloads_the_current_selection(client):
-    response = client.get("/variants/?branch=cuda-13_0&format=csv")
+    response = client.get("/variants/?branch=build-torchvision/cuda-13_0&format=csv")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]

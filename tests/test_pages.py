@@ -192,7 +192,7 @@ def test_architecture_page(client, sm):
     assert branches.exists()
     for branch in branches:
         n = Variant.objects.filter(branch=branch, gpu_arch=arch).count()
-        link = f"/variants/?gpu={sm}&amp;repository={branch.repository}&amp;branch={branch.name}"
+        link = f"/variants/?gpu={sm}&amp;branch={branch.repository}/{branch.name}"
         row = body.split(link)[0].rsplit("<tr>", 1)[1]
         assert f'<td class="num">{n}</td>' in row
 
@@ -233,7 +233,7 @@ def test_isa_page(client, slug):
         assert f"<code>{flag}</code>" in body
     for v in Variant.objects.filter(cpu_isa=isa)[:20]:
         assert f'href="{v.get_absolute_url()}"' in body
-    assert f"/variants/?isa={slug}&amp;repository=build-pytorch&amp;branch=main" in body
+    assert f"/variants/?isa={slug}&amp;branch=build-pytorch/main" in body
 
 
 def test_avx_page_says_what_it_switches_off(client):
@@ -395,7 +395,7 @@ def test_home_has_search_quick_links_and_branch_counts(client):
     assert 'href="/variants/?gpu=sm90"' in body
     assert f"{Variant.objects.count()} variants" in body
     for branch in Branch.objects.all():
-        link = f"/variants/?repository={branch.repository}&amp;branch={branch.name}"
+        link = f"/variants/?branch={branch.repository}/{branch.name}"
         assert f'href="{link}">{branch.variants.count()}</a>' in body
 
 
@@ -439,7 +439,7 @@ def test_reference_page_query_count_is_constant(client, django_assert_max_num_qu
         "",
         "?gpu=sm90",
         "?gpu=sm61&cuda=13.0",
-        "?gpu=sm90&isa=avx512&cuda=12.8&python=3.13&branch=build-pytorch:main&library=pytorch",
+        "?gpu=sm90&isa=avx512&cuda=12.8&python=3.13&branch=build-pytorch/main&library=pytorch",
     ],
 )
 def test_home_page_query_count_is_constant(client, django_assert_max_num_queries, query):

@@ -17,7 +17,7 @@ SM90_CHOICES = {
     "isa": "avx512",
     "cuda": "12.8",
     "python": "3.13",
-    "branch": "build-pytorch:main",
+    "branch": "build-pytorch/main",
     "library": "pytorch",
 }
 SM90 = "pytorch-python313-cuda12_8-sm90-avx512"
@@ -43,7 +43,7 @@ def test_home_shows_every_dimension_with_counts(client):
         body,
     )
     assert 'href="/wizard/#paste"' in body
-    assert "build-torchvision:main" in body and "build-pytorch:main" in body
+    assert "build-torchvision/main" in body and "build-pytorch/main" in body
 
 
 def test_choices_narrow_to_one_variant_with_its_commands(client):

@@ -116,14 +116,14 @@ def test_option_queries_keep_the_other_choices_in_dimension_order():
     result = selector_engine.narrow(ROWS, {"isa": "avx512", "gpu": "sm90"})
     assert result.query == "gpu=sm90&isa=avx512"
     assert option(result, "cuda", "12.8").query == "gpu=sm90&isa=avx512&cuda=12.8"
-    assert option(result, "branch", "build-pytorch:cuda13").query == (
-        "gpu=sm90&isa=avx512&branch=build-pytorch%3Acuda13"
+    assert option(result, "branch", "build-pytorch/cuda13").query == (
+        "gpu=sm90&isa=avx512&branch=build-pytorch/cuda13"
     )
 
 
 def test_branches_are_qualified_by_repository():
     values = [o.value for o in facet(selector_engine.narrow(ROWS, {}), "branch").options]
-    assert values == ["build-pytorch:cuda13", "build-pytorch:main"]
+    assert values == ["build-pytorch/cuda13", "build-pytorch/main"]
 
 
 def test_parse_choices_reads_one_known_value_per_dimension():

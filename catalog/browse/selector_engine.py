@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from catalog import vocabulary
+from catalog import naming, vocabulary
 from catalog.naming import version_key
 
 
@@ -139,7 +139,7 @@ def _python_choice(r: Mapping) -> Choice:
 
 
 def _branch_choice(r: Mapping) -> Choice:
-    qualified = f"{r['repository']}:{r['branch_name']}"
+    qualified = naming.branch_key(r["repository"], r["branch_name"])
     return Choice(
         qualified,
         qualified,
@@ -234,6 +234,8 @@ def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> d
         if len(values) > 1:
             raise BadChoice(f"Choose one {_lower(dim.label)}, not {len(values)}.")
         known = {row.choices[dim.key].value for row in rows}
+        if dim.key == "branch":  # older spellings ("build-pytorch:main") still choose it
+            values = [naming.canonical_branch(values[0], known)]
         if values[0] not in known:
             raise BadChoice(
                 f"There is no {_lower(dim.label)} {_shown(values[0])} in the catalogue "
@@ -245,7 +247,7 @@ def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> d
 
 def query_string(chosen: Mapping[str, str]) -> str:
     """The choices as a query string, in dimension order (one URL per selection)."""
-    return urlencode([(d.key, chosen[d.key]) for d in DIMENSIONS if d.key in chosen])
+    return urlencode([(d.key, chosen[d.key]) for d in DIMENSIONS if d.key in chosen], safe="/")
 
 
 # ---------------------------------------------------------------- narrowing

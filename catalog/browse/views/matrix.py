@@ -19,7 +19,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from catalog import cache, queries
+from catalog import cache, naming, queries
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
 from catalog.browse.grid import build_grid
 from catalog.models import STATUSES
@@ -186,6 +186,24 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
 
 
 @require_safe
+def canonical_branch_redirect(request):
+    """A redirect to the same address with each branch written "<repository>/<branch>" when it
+    was written otherwise ("build-pytorch:main", or a bare name only one repository has, or one
+    `repository=` names); None when every branch is already written so."""
+    values = request.GET.getlist("branch")
+    if not values:
+        return None
+    known = queries.branch_keys()
+    repositories = request.GET.getlist("repository")
+    if len(repositories) == 1:
+        known = [k for k in known if k.startswith(naming.branch_key(repositories[0], ""))]
+    fixed = [naming.canonical_branch(v, known) for v in values]
+    if fixed == values:
+        return None
+    pairs = [(k, v) for k, vs in request.GET.lists() for v in (fixed if k == "branch" else vs)]
+    return redirect(request.path + "?" + urlencode(pairs, safe="/"))
+
+
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 
@@ -194,6 +212,9 @@ def variant_matrix(request):
     requests simply ignore them. Whole responses are cached per catalogue version and
     normalised query."""
     partial = bool(request.htmx) and not request.htmx.history_restore_request
+    canonical = canonical_branch_redirect(request)
+    if canonical is not None:
+        return canonical
     pairs = cache.normalised_query(request, KNOWN)
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
@@ -233,8 +254,14 @@ def _csv(request, filterset) -> str:
 
 @require_safe
 def api_variants(request):
-    """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons."""
-    pairs = cache.normalised_query(request, KNOWN)
+    """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons.
+
+    Programs are not redirected: an old branch spelling ("build-pytorch:main") is read as
+    "build-pytorch/main" in place, and a bare name keeps meaning that branch in every repository."""
+    pairs = [
+        (k, naming.canonical_branch(v) if k == "branch" else v)
+        for k, v in cache.normalised_query(request, KNOWN)
+    ]
     key = (request.path, cache.query_key(pairs), request.get_host())
     tag = cache.etag(*key)
     if cache.is_not_modified(request, tag):

@@ -14,7 +14,7 @@ from pygments.lexers import NixLexer
 from catalog import cache, doc_render, lint, naming, queries, vocabulary
 from catalog.audit import run_audit
 from catalog.browse.grid import build_grid
-from catalog.browse.views import compare, select
+from catalog.browse.views import compare, matrix, select
 from catalog.build_commands import DEFAULT_ORG
 from catalog.recipes.exporting import sync
 
@@ -23,6 +23,9 @@ ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def home(request):
+    canonical = matrix.canonical_branch_redirect(request)
+    if canonical is not None:
+        return canonical
     branches = list(queries.branches_overview())
     architectures = list(queries.architectures_overview())
     selector_html, status = select.panel(request.GET)
