@@ -63,3 +63,10 @@ def test_canonical_branch():
     assert naming.canonical_branch("cuda-13_0", known) == "build-torchvision/cuda-13_0"
     assert naming.canonical_branch("main", known) == "main"
     assert naming.canonical_branch("build-pytorch/main", known) == "build-pytorch/main"
+
+
+def test_folded_selector_does_not_claim_to_count_the_list_beside_it(client):
+    html = client.get("/variants/", {"q": "H100"}).content.decode()
+    assert 'data-testid="result-count">89<' in html
+    assert "variants match" not in html.split('id="results"')[0]
+    assert "variants in the whole catalogue" in html
