@@ -55,6 +55,9 @@ class ImportReport:
     files: list[tuple[str, str, str]] = field(default_factory=list)  # (path, outcome, detail)
     findings: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence)
     invalid: list[str] = field(default_factory=list)  # "path:line: reason", skipped
+    # (path, field, catalogue value, checkout value): changed on both sides since the last
+    # import; the catalogue's value was kept.
+    conflicts: list[tuple[str, str, str, str]] = field(default_factory=list)
     dry_run: bool = False
 
     def count(self, outcome: str) -> int:
@@ -75,7 +78,10 @@ class ImportReport:
             text += f", {c['kept']} kept"
         if self.invalid:
             text += f", {len(self.invalid)} skipped (not recipes)"
-        return text + f"; {len(self.findings)} findings"
+        text += f"; {len(self.findings)} findings"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} conflicts (the catalogue's values kept)"
+        return text
 
 
 # ---------------------------------------------------------------- reading
@@ -261,6 +267,59 @@ def _values(interpreted, text: str, path: str, archs: dict, isas: dict) -> dict:
     return values
 
 
+# Fields with no place in a recipe belong to the catalogue: import sets them on a new variant
+# (from the recipe's header comments) and never overwrites them afterwards.
+CATALOGUE_OWNED = ("use_case", "notes", "status")
+# The record of what was imported: always the checkout's, the base of the next three-way merge.
+IMPORT_RECORD = ("origin", "recipe_path", "recipe_text", "recipe_facts", "depends_on")
+
+
+def _shown(value) -> str:
+    if isinstance(value, GpuArchitecture):
+        return value.sm
+    if isinstance(value, CpuIsa):
+        return value.slug
+    if value in ("", None, [], {}):
+        return "(none)"
+    return str(value)
+
+
+def _base_values(variant: Variant, tables: Tables, defaults, archs, isas) -> dict | None:
+    """The field values the text last imported for this variant gave (None: nothing imported,
+    or the stored text no longer reads)."""
+    if variant.origin != "imported" or not variant.recipe_text:
+        return None
+    try:
+        facts = read_recipe(variant.recipe_text)
+    except RecipeError:
+        return None
+    stem = PurePosixPath(variant.recipe_path).stem
+    interpreted = interpret(facts, stem, tables, defaults)
+    return _values(interpreted, variant.recipe_text, variant.recipe_path, archs, isas)
+
+
+def merge_values(variant: Variant, theirs: dict, base: dict | None, path: str, report) -> dict:
+    """The values to store on an existing variant: a three-way merge of the catalogue's values
+    (ours), the checkout's (theirs) and those of the text last imported (base). Unchanged in
+    the checkout: ours stay; changed only in the checkout: theirs; changed on both sides to
+    different values: ours stay and the conflict is reported."""
+    merged = {}
+    for name, value in theirs.items():
+        if name in CATALOGUE_OWNED:
+            continue
+        if base is None or name in IMPORT_RECORD:
+            merged[name] = value
+            continue
+        ours = getattr(variant, name)
+        if value == base[name] or ours == value:
+            continue  # the checkout did not change it, or both sides agree
+        if ours == base[name]:
+            merged[name] = value
+        else:
+            report.conflicts.append((path, name, _shown(ours), _shown(value)))
+    return merged
+
+
 def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}
@@ -290,6 +349,8 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         if variant is None:
             variant, outcome = Variant(branch=branch, status="recipe", **values), "created"
         else:
+            base = _base_values(variant, tables, defaults, archs, isas)
+            values = merge_values(variant, values, base, path, report)
             outcome = "updated" if assign_changed(variant, values) else "unchanged"
         if outcome != "unchanged":
             variant.save()
