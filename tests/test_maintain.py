@@ -1,0 +1,254 @@
+"""Maintainers' jobs on a real branch (../shared/real-recipes, pytorch-2.8-python312, in a tmp git
+checkout): nothing set in the catalogue is lost on re-import, and each edit exports as exactly
+its own lines."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from catalog.models import Variant
+
+from .export_data import PYTORCH_2_8, commit_all, git, import_tree, real_checkout
+
+OLD_PIN = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3"
+NEW_PIN = "0123456789abcdef0123456789abcdef01234567"
+THEIR_PIN = "89abcdef0123456789abcdef0123456789abcdef"
+SM90_AVX512 = "pytorch-python312-cuda12_8-sm90-avx512"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    root = real_checkout(tmp_path, *PYTORCH_2_8)
+    import_tree(root, *PYTORCH_2_8)
+    return root
+
+
+def variant(pname: str) -> Variant:
+    return Variant.objects.get(
+        branch__repository=PYTORCH_2_8[0], branch__name=PYTORCH_2_8[1], pname=pname
+    )
+
+
+def reimport(root: Path, **options) -> str:
+    out = StringIO()
+    call_command(
+        "import-recipes",
+        str(root),
+        repository=PYTORCH_2_8[0],
+        branch=[PYTORCH_2_8[1]],
+        stdout=out,
+        stderr=StringIO(),
+        **options,
+    )
+    return out.getvalue()
+
+
+def export(root: Path, **options) -> str:
+    out = StringIO()
+    call_command(
+        "export-recipes",
+        into=str(root),
+        repository=[PYTORCH_2_8[0]],
+        branch=[PYTORCH_2_8[1]],
+        stdout=out,
+        stderr=StringIO(),
+        **options,
+    )
+    return out.getvalue()
+
+
+def diff_lines(root: Path) -> dict[str, list[str]]:
+    """File -> its changed lines ("-old", "+new") in the work tree against HEAD."""
+    files: dict[str, list[str]] = {}
+    current = ""
+    for line in git(root, "diff", "-U0", "--no-color").splitlines():
+        if line.startswith("+++ b/"):
+            current = line[len("+++ b/") :]
+            files[current] = []
+        elif not line.startswith(("---", "+++", "@@", "diff ", "index ")):
+            files[current].append(line)
+    return files
+
+
+def edit_file(root: Path, pname: str, old: str, new: str) -> None:
+    path = root / ".flox" / "pkgs" / f"{pname}.nix"
+    path.write_text(path.read_text().replace(old, new, 1))
+
+
+# ---------------------------------------------------------------- re-import keeps edits
+
+
+def test_notes_use_case_and_status_set_in_the_catalogue_survive_a_reimport(checkout):
+    chosen = variant(SM90_AVX512)
+    chosen.notes, chosen.use_case, chosen.status = "Tested on H100.", "H100 training", "built"
+    chosen.save()
+    out = reimport(checkout)
+    assert "0 updated, 62 unchanged" in out and "conflict" not in out
+    chosen.refresh_from_db()
+    assert (chosen.notes, chosen.use_case, chosen.status) == (
+        "Tested on H100.",
+        "H100 training",
+        "built",
+    )
+
+
+def test_a_pin_changed_in_the_catalogue_stays_and_exports_as_its_one_line(checkout):
+    chosen = variant(SM90_AVX512)
+    chosen.nixpkgs_pin = NEW_PIN
+    chosen.metadata_rev = 7
+    chosen.save()
+    assert "62 unchanged" in reimport(checkout)  # the checkout changed neither
+    chosen.refresh_from_db()
+    assert (chosen.nixpkgs_pin, chosen.metadata_rev) == (NEW_PIN, 7)
+
+
+def test_a_field_changed_only_in_the_checkout_is_taken(checkout):
+    edit_file(checkout, SM90_AVX512, OLD_PIN, THEIR_PIN)
+    out = reimport(checkout)
+    assert f"updated: .flox/pkgs/{SM90_AVX512}.nix" in out and "1 updated" in out
+    assert variant(SM90_AVX512).nixpkgs_pin == THEIR_PIN
+    assert export(checkout, check=True)  # the catalogue now says what the checkout holds
+
+
+def test_a_field_changed_on_both_sides_keeps_the_catalogue_value_and_exits_3(checkout):
+    chosen = variant(SM90_AVX512)
+    chosen.nixpkgs_pin = NEW_PIN
+    chosen.save()
+    edit_file(checkout, SM90_AVX512, OLD_PIN, THEIR_PIN)
+    expected = (
+        f"conflict: .flox/pkgs/{SM90_AVX512}.nix: nixpkgs_pin: catalogue {NEW_PIN}, "
+        f"checkout {THEIR_PIN} (the catalogue's value kept)"
+    )
+    for options in ({"dry_run": True}, {}):
+        out = StringIO()
+        with pytest.raises(CommandError, match="1 fields were changed both") as failed:
+            call_command(
+                "import-recipes",
+                str(checkout),
+                repository=PYTORCH_2_8[0],
+                branch=[PYTORCH_2_8[1]],
+                stdout=out,
+                stderr=StringIO(),
+                **options,
+            )
+        assert failed.value.returncode == 3
+        assert expected in out.getvalue().splitlines()
+        assert variant(SM90_AVX512).nixpkgs_pin == NEW_PIN
+    # The checkout's text is the new base: exporting writes the kept value over theirs.
+    commit_all(checkout, "their pin")
+    export(checkout)
+    line = pin_line(checkout, SM90_AVX512, THEIR_PIN)
+    assert diff_lines(checkout) == {
+        f".flox/pkgs/{SM90_AVX512}.nix": [f"-{line}", f"+{line.replace(THEIR_PIN, NEW_PIN)}"]
+    }
+
+
+def pin_line(root: Path, pname: str, pin: str) -> str:
+    """The line of the recipe at HEAD that holds pin."""
+    text = git(root, "show", f"HEAD:.flox/pkgs/{pname}.nix")
+    return next(line for line in text.splitlines() if pin in line)
+
+
+# ---------------------------------------------------------------- edit-variants
+
+
+def edit(*args: str) -> str:
+    out = StringIO()
+    call_command(
+        "edit-variants",
+        "--repository",
+        PYTORCH_2_8[0],
+        "--branch",
+        PYTORCH_2_8[1],
+        *args,
+        stdout=out,
+        stderr=StringIO(),
+    )
+    return out.getvalue()
+
+
+def test_a_pin_bump_on_the_sm90_variants_exports_as_one_line_per_recipe(checkout):
+    out = edit(
+        "--where",
+        "gpu_arch=sm90",
+        "--where",
+        "cuda_version=12.8",
+        "--set",
+        f"nixpkgs_pin={NEW_PIN}",
+    )
+    sm90 = sorted(
+        Variant.objects.filter(branch__name=PYTORCH_2_8[1], gpu_arch__sm="sm90").values_list(
+            "pname", flat=True
+        )
+    )
+    assert len(sm90) > 1
+    assert out.splitlines()[:-1] == [f"{p}: nixpkgs_pin: {OLD_PIN} → {NEW_PIN}" for p in sm90]
+    assert out.splitlines()[-1].endswith(f"{len(sm90)} variants matched, {len(sm90)} changed")
+    export(checkout)
+    expected = {}
+    for pname in sm90:
+        line = pin_line(checkout, pname, OLD_PIN)
+        expected[f".flox/pkgs/{pname}.nix"] = [f"-{line}", f"+{line.replace(OLD_PIN, NEW_PIN)}"]
+    assert diff_lines(checkout) == expected
+
+
+def test_metadata_rev_and_status_edits_and_a_second_run_changes_nothing(checkout):
+    out = edit(
+        "--where", f"pname={SM90_AVX512}", "--set", "metadata_rev=2", "--set", "status=built"
+    )
+    assert (
+        f"{SM90_AVX512}: metadata_rev: (none) → 2" in out
+        and f"{SM90_AVX512}: status: recipe → built" in out
+    )
+    assert "1 variants matched, 0 changed" in edit(
+        "--where", f"pname={SM90_AVX512}", "--set", "metadata_rev=2"
+    )
+    export(checkout)
+    assert list(diff_lines(checkout)) == [f".flox/pkgs/{SM90_AVX512}.nix"]
+
+
+SEEDED = ("build-pytorch", "pytorch-2.10-python313")  # CUDA 13.0, from the seeds
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "colour=red"], "'colour', which is not a variant field"),
+        (
+            ["--where", "backend=cuda", "--set", "gpu_arch=sm61"],
+            "SM61 needs CUDA ≥ 8.0 and ≤ 12.9; CUDA 13.0 cannot",
+        ),
+        (["--set", "status=shipped"], "'shipped' is not a valid choice"),
+        (["--set", "metadata_rev=two"], "metadata_rev=two"),
+        (["--set", "cpu_flags=-mavx2"], "cpu_flags takes JSON"),
+        (["--where", "cuda_version=9.9", "--set", "status=built"], "No variant of"),
+        (["--where", "cuda_version", "--set", "status=built"], "is not FIELD=VALUE"),
+        ([], "Nothing to set"),
+    ],
+)
+def test_refused_edits_say_why_and_write_nothing(args, message):
+    fields = ("pname", "gpu_arch", "status", "metadata_rev", "cpu_flags")
+    before = sorted(Variant.objects.values_list(*fields))
+    with pytest.raises(CommandError, match=message) as refused:
+        call_command(
+            "edit-variants",
+            *("--repository", SEEDED[0], "--branch", SEEDED[1], *args),
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    assert refused.value.returncode == 2
+    assert sorted(Variant.objects.values_list(*fields)) == before
+
+
+def test_a_change_export_cannot_write_in_place_is_refused(checkout):
+    with pytest.raises(CommandError, match="export could not write") as refused:
+        edit("--where", "cuda_version=12.8", "--set", "gpu_arch=sm61")
+    assert refused.value.returncode == 2
+    assert variant("pytorch-python312-cuda12_8-sm120-armv8_2").gpu_arch.sm == "sm120"
+    assert variant(SM90_AVX512).gpu_arch.sm == "sm90"
