@@ -252,3 +252,98 @@ def test_a_change_export_cannot_write_in_place_is_refused(checkout):
     assert refused.value.returncode == 2
     assert variant("pytorch-python312-cuda12_8-sm120-armv8_2").gpu_arch.sm == "sm120"
     assert variant(SM90_AVX512).gpu_arch.sm == "sm90"
+
+
+# ---------------------------------------------------------------- add / drop an architecture
+
+
+def arch_command(name: str, *args: str) -> str:
+    out = StringIO()
+    call_command(
+        name,
+        *("--repository", PYTORCH_2_8[0], "--branch", PYTORCH_2_8[1], *args),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    return out.getvalue()
+
+
+def against_sibling(root: Path, new: str, sibling: str) -> list[str]:
+    """The lines of the new file that differ from its sibling's: ("-old", "+new")."""
+    import difflib
+
+    old = (root / ".flox" / "pkgs" / f"{sibling}.nix").read_text().splitlines()
+    text = (root / ".flox" / "pkgs" / f"{new}.nix").read_text().splitlines()
+    return [
+        line
+        for line in difflib.unified_diff(old, text, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("---", "+++"))
+    ]
+
+
+SM75_AVX2 = "pytorch-python312-cuda12_8-sm75-avx2"
+
+
+def test_an_added_architecture_differs_from_its_sibling_only_in_the_lines_naming_it(checkout):
+    out = arch_command("add-architecture", "sm70", "--like", "sm75")
+    assert out.splitlines()[-1].startswith(f"{PYTORCH_2_8[0]}:{PYTORCH_2_8[1]}: 9 variants added")
+    assert "9 created, 0 updated, 62 unchanged" in export(checkout)
+    assert against_sibling(checkout, SM75_AVX2.replace("sm75", "sm70"), SM75_AVX2) == [
+        "-# PyTorch optimized for NVIDIA Turing (SM75: T4, RTX 2080 Ti) + AVX2",
+        f"-# Package name: {SM75_AVX2}",
+        "+# PyTorch optimized for NVIDIA Volta (SM70: Quadro GV100, Titan V, V100) + AVX2",
+        f"+# Package name: {SM75_AVX2.replace('sm75', 'sm70')}",
+        "-  # GPU target: SM75 (Turing architecture - T4, RTX 2080 Ti, Quadro RTX 8000)",
+        "-  # PyTorch's CMake accepts numeric format (7.5) not sm_75",
+        '-  gpuArchNum = "7.5";',
+        "+  # GPU target: SM70 (Volta architecture - Quadro GV100, Titan V, V100)",
+        "+  # PyTorch's CMake accepts numeric format (7.0) not sm_70",
+        '+  gpuArchNum = "7.0";',
+        f'-    pname = "{SM75_AVX2}";',
+        f'+    pname = "{SM75_AVX2.replace("sm75", "sm70")}";',
+    ]
+    companion = "torchvision-python312-cuda12_8-sm75-avx"
+    assert against_sibling(checkout, companion.replace("sm75", "sm70"), companion)[4:] == [
+        '-  gpuArchSM = "7.5";',
+        '+  gpuArchSM = "7.0";',
+        "-  customPytorch = import ./pytorch-python312-cuda12_8-sm75-avx.nix {};",
+        "+  customPytorch = import ./pytorch-python312-cuda12_8-sm70-avx.nix {};",
+        f'-    pname = "{companion}";',
+        f'+    pname = "{companion.replace("sm75", "sm70")}";',
+    ]
+    for new in Variant.objects.filter(branch__name=PYTORCH_2_8[1], gpu_arch__sm="sm70"):
+        sibling = new.pname.replace("sm70", "sm75")
+        for line in against_sibling(checkout, new.pname, sibling):
+            code = line[1:].split("#")[0]
+            assert not code.strip() or any(k in code for k in ("gpuArch", "pname", "import ./"))
+        assert new.depends_on is None or new.depends_on.gpu_arch.sm == "sm70"
+    # Read back, the new files are what the catalogue holds.
+    assert "0 updated, 71 unchanged" in reimport(checkout)
+
+
+def test_an_architecture_the_branch_cuda_cannot_build_is_refused(checkout):
+    with pytest.raises(CommandError, match=r"SM103 needs CUDA ≥ 12.9; .* builds CUDA 12.8") as e:
+        arch_command("add-architecture", "sm103", "--like", "sm90")
+    assert e.value.returncode == 2
+    assert not Variant.objects.filter(branch__name=PYTORCH_2_8[1], gpu_arch__sm="sm103").exists()
+    with pytest.raises(CommandError, match="already has SM90 variants"):
+        arch_command("add-architecture", "sm90", "--like", "sm89")
+
+
+def test_a_dropped_architecture_leaves_stale_files_that_prune_deletes(checkout):
+    out = arch_command("drop-architecture", "sm61")
+    assert out.splitlines()[-1].endswith("4 variants dropped")
+    assert "4 stale" in export(checkout)
+    export(checkout, prune=True)
+    deleted = sorted(
+        line[3:] for line in git(checkout, "status", "--porcelain").splitlines() if line[:2] == " D"
+    )
+    assert deleted == [
+        f".flox/pkgs/{lib}-python312-cuda12_8-sm61-{isa}.nix"
+        for lib, isa in (
+            ("pytorch", "avx"),
+            ("pytorch", "avx2"),
+            ("torchaudio", "avx"),
+            ("torchvision", "avx"),
+        )
+    ]

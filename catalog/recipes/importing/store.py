@@ -320,6 +320,19 @@ def merge_values(variant: Variant, theirs: dict, base: dict | None, path: str, r
     return merged
 
 
+def recipe_values(text: str, path: str, branch: Branch) -> tuple[dict, list[str]]:
+    """A recipe's field values (as import would store them on a new variant, depends_on left
+    to the caller) and its findings. Raises RecipeError when the text is not a recipe."""
+    facts = read_recipe(text)
+    defaults = BranchDefaults(
+        branch.python_version, branch.cuda_versions[0] if branch.cuda_versions else ""
+    )
+    archs = {a.sm: a for a in GpuArchitecture.objects.all()}
+    isas = {i.slug: i for i in CpuIsa.objects.all()}
+    interpreted = interpret(facts, PurePosixPath(path).stem, _tables(), defaults)
+    return _values(interpreted, text, path, archs, isas), interpreted.findings
+
+
 def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}

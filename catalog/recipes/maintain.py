@@ -1,0 +1,292 @@
+"""Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture.
+
+`add_architecture` derives a variant for every pairing the model architecture has, each from
+the model's recipe TEXT (`catalog.recipes.nix.edit.edit_recipe` for the name and the GPU target
+lines; the comments that name the architecture, the model's name and its PyTorch sibling's file
+rewritten line by line), so a new file differs from its sibling in those lines only.
+`drop_architecture` removes a branch's variants of one architecture (their files become stale
+for `export-recipes --prune`). Both write all or nothing and refuse with one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from django.db import transaction
+from django.db.models import ProtectedError
+
+from catalog import naming
+from catalog.models import Branch, GpuArchitecture, Variant
+from catalog.recipes.importing.store import recipe_values
+from catalog.recipes.nix.edit import edit_recipe
+from catalog.recipes.nix.errors import EditError, RecipeError
+from catalog.recipes.nix.read import read_recipe
+
+
+class MaintainRefused(Exception):
+    """A job the catalogue cannot do; the message is one sentence. Nothing was written."""
+
+
+@dataclass
+class ArchitectureReport:
+    repository: str
+    branch: str
+    # (new recipe path, the model's recipe path) for add; (recipe path, "") for drop
+    files: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+
+
+# ---------------------------------------------------------------- pure text work
+
+
+def _comment_start(line: str) -> int:
+    """Where a line's comment starts (-1: none); a # inside a "…" string is not one."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == '"' and (index == 0 or line[index - 1] != "\\"):
+            quoted = not quoted
+        elif char == "#" and not quoted and (index == 0 or line[index - 1] in " \t;"):
+            return index
+    return -1
+
+
+def rewrite_comments(text: str, substitutions: list[tuple[re.Pattern, str]]) -> str:
+    """The text with the substitutions applied to its comments only."""
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        start = _comment_start(line)
+        if start < 0:
+            continue
+        comment = line[start:]
+        for pattern, replacement in substitutions:
+            comment = pattern.sub(replacement, comment)
+        lines[number] = line[:start] + comment
+    return "".join(lines)
+
+
+@dataclass(frozen=True)
+class ArchNames:
+    """How comments and targets name an architecture."""
+
+    sm: str  # "sm90"
+    family: str  # "Hopper"
+    models: str  # "H100, H200"
+
+    @property
+    def number(self) -> str:
+        return naming.sm_number(self.sm)
+
+    @property
+    def capability(self) -> str:
+        return naming.gpu_target(self.sm)
+
+
+def retarget(target: str, old: ArchNames, new: ArchNames) -> str:
+    """One written GPU target for the new architecture, in the style it is written in
+    ("9.0", "9.0+PTX", "sm_90")."""
+    if target.startswith("sm_"):
+        return target.replace(f"sm_{old.number}", f"sm_{new.number}", 1)
+    return target.replace(old.capability, new.capability, 1)
+
+
+def arch_substitutions(
+    old: ArchNames, new: ArchNames, names: dict[str, str]
+) -> list[tuple[re.Pattern, str]]:
+    """What the comments of a derived recipe change: file and package names first (they
+    contain the SM token), then the SM tokens, the model lists and the family name."""
+    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
+    subs += [
+        (re.compile(rf"\bSM{old.number}\b"), f"SM{new.number}"),
+        (re.compile(rf"\bsm_?{old.number}\b"), lambda m: m[0].replace(old.number, new.number)),
+        (re.compile(rf"(?<![\d.]){re.escape(old.capability)}(?![\d])"), new.capability),
+        # "(SM90: H100, L40S)", "(Hopper architecture - H100, L40S)": the models that follow.
+        (
+            re.compile(rf"(\((?:[^()]*?(?:SM{new.number}:|architecture -)) )[^()]*\)"),
+            lambda m: f"{m[1]}{new.models})",
+        ),
+    ]
+    if old.family != new.family:
+        subs.append((re.compile(rf"\b{re.escape(old.family)}\b"), new.family))
+    return subs
+
+
+def derive_recipe(
+    text: str, old: ArchNames, new: ArchNames, pname: str, names: dict[str, str]
+) -> str:
+    """The model's recipe text for the new architecture: its name, GPU target lines, sibling
+    import and the comments naming them edited; every other byte kept. `names` maps the
+    model's package and file names to the new ones. Raises EditError where the targets cannot
+    be edited in place."""
+    facts = read_recipe(text)
+    targets = [retarget(t, old, new) for t in facts.gpu_targets]
+    tries = [{"gpu_targets": targets}]
+    if facts.gpu_arch_num:
+        tries = [
+            {"gpu_targets": targets, "gpu_arch_num": new.number},
+            {"gpu_arch_num": new.number},
+            *tries,
+        ]
+    derived, refusal = None, None
+    for changes in tries:
+        try:
+            candidate = edit_recipe(text, {"pname": pname, **changes})
+        except EditError as exc:
+            refusal = exc
+            continue
+        read = read_recipe(candidate)
+        # Some recipes bind gpuArchNum to the dotted target itself ("7.5").
+        if read.gpu_targets == targets and read.gpu_arch_num in ("", new.number, *targets):
+            derived = candidate
+            break
+    if derived is None:
+        raise refusal or EditError("gpu_targets", "the GPU targets could not be edited in place")
+    sibling = facts.pytorch_source.sibling if facts.pytorch_source else ""
+    if sibling and sibling in names:
+        derived = derived.replace(f"./{sibling}.nix", f"./{names[sibling]}.nix")
+        if read_recipe(derived).pytorch_source.sibling != names[sibling]:
+            raise EditError("pytorch_source", "its PyTorch import could not be renamed in place")
+    return rewrite_comments(derived, arch_substitutions(old, new, names))
+
+
+# ---------------------------------------------------------------- the catalogue
+
+
+def _arch(sm: str) -> GpuArchitecture:
+    found = GpuArchitecture.objects.filter(sm=sm.lower()).first()
+    if found is None:
+        known = ", ".join(GpuArchitecture.objects.values_list("sm", flat=True))
+        raise MaintainRefused(f"{sm} is not a catalogued GPU architecture; known: {known}.")
+    return found
+
+
+def _names(arch: GpuArchitecture) -> ArchNames:
+    models = ", ".join(arch.models.values_list("name", flat=True)) or arch.short_models
+    return ArchNames(arch.sm, arch.name, models)
+
+
+def _branch(repository: str, name: str) -> Branch:
+    branch = Branch.objects.filter(repository=repository, name=name).first()
+    if branch is None:
+        raise MaintainRefused(f"No branch {name!r} in {repository!r}.")
+    return branch
+
+
+def _compose(variant: Variant, sm: str) -> str:
+    isa = variant.cpu_isa.slug if variant.cpu_isa_id else ""
+    return naming.compose(
+        variant.library, variant.python_version, variant.backend, variant.cuda_version, sm, isa
+    )
+
+
+def add_architecture(
+    repository: str, branch_name: str, sm: str, like: str, *, dry_run: bool = False
+) -> ArchitectureReport:
+    """A variant of `sm` for every variant of `like` on the branch, each derived from its
+    model's recipe text (see the module docstring)."""
+    branch = _branch(repository, branch_name)
+    new, old = _arch(sm), _arch(like)
+    models = list(
+        Variant.objects.filter(branch=branch, gpu_arch=old)
+        .select_related("gpu_arch", "cpu_isa", "depends_on")
+        .order_by("library", "pname")
+    )
+    if not models:
+        raise MaintainRefused(f"{branch} has no {old.sm.upper()} variants to model on.")
+    _check_addable(branch, new, models)
+    # Model file stems and pnames -> the new ones (companions import their PyTorch by file).
+    names = {}
+    for model in models:
+        pname = _compose(model, new.sm)
+        names[model.pname] = pname
+        if model.recipe_path:
+            names[PurePosixPath(model.recipe_path).stem] = pname
+    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
+    created: dict[int, Variant] = {}
+    with transaction.atomic():
+        # PyTorch first: companions depend on it.
+        for model in sorted(models, key=lambda v: v.library != "pytorch"):
+            variant = _derive_variant(branch, model, new, old, names, created)
+            created[model.pk] = variant
+            report.files.append((variant.recipe_path, model.recipe_path))
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _check_addable(branch: Branch, new: GpuArchitecture, models: list[Variant]) -> None:
+    for version in sorted({m.cuda_version for m in models}):
+        if not new.supports_cuda(version):
+            limit = f"needs CUDA ≥ {new.min_cuda}" + (
+                f" and ≤ {new.max_cuda}" if new.max_cuda else ""
+            )
+            raise MaintainRefused(
+                f"{new.sm.upper()} {limit}; {branch} builds CUDA {version}, which cannot build it."
+            )
+    taken = Variant.objects.filter(branch=branch, gpu_arch=new).values_list("pname", flat=True)
+    if taken:
+        raise MaintainRefused(
+            f"{branch} already has {new.sm.upper()} variants ({', '.join(sorted(taken)[:3])}…); "
+            "drop them first or edit them."
+        )
+    textless = [m.pname for m in models if not m.recipe_text]
+    if textless:
+        raise MaintainRefused(
+            f"{textless[0]} has no recipe text to derive from (a seeded variant); import the "
+            "branch's recipes first."
+        )
+
+
+def _derive_variant(branch, model: Variant, new, old, names, created) -> Variant:
+    pname = names[model.pname]
+    try:
+        text = derive_recipe(model.recipe_text, _names(old), _names(new), pname, names)
+    except (EditError, RecipeError) as exc:
+        raise MaintainRefused(
+            f"{model.recipe_path}: {exc}; nothing was added (edit that recipe by hand)."
+        ) from None
+    path = naming.recipe_path(pname)
+    values, _findings = recipe_values(text, path, branch)
+    values.pop("depends_on", None)
+    variant = Variant(branch=branch, status="recipe", **values)
+    if model.depends_on_id:
+        variant.depends_on = created.get(model.depends_on_id)
+        if variant.depends_on is None:
+            raise MaintainRefused(
+                f"{model.pname} is built on {model.depends_on.pname}, which is not a "
+                f"{old.sm.upper()} variant of {branch}; add that one by hand."
+            )
+    if variant.gpu_arch_id != new.pk:
+        raise MaintainRefused(f"{path}: its derived recipe does not read as {new.sm.upper()}.")
+    variant.full_clean()
+    variant.save()
+    return variant
+
+
+def drop_architecture(
+    repository: str, branch_name: str, sm: str, *, dry_run: bool = False
+) -> ArchitectureReport:
+    """Remove the branch's variants of `sm` (companions first); their files become stale."""
+    branch = _branch(repository, branch_name)
+    arch = _arch(sm)
+    variants = list(
+        Variant.objects.filter(branch=branch, gpu_arch=arch).order_by("library", "pname")
+    )
+    if not variants:
+        raise MaintainRefused(f"{branch} has no {arch.sm.upper()} variants.")
+    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
+    with transaction.atomic():
+        for variant in sorted(variants, key=lambda v: v.library == "pytorch"):
+            try:
+                variant.delete()
+            except ProtectedError:
+                users = ", ".join(str(v) for v in variant.companions.all()[:3])
+                raise MaintainRefused(
+                    f"{variant.pname} is the PyTorch of {users} on another branch; drop those "
+                    "first. Nothing was removed."
+                ) from None
+            report.files.append((variant.recipe_path or naming.recipe_path(variant.pname), ""))
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
