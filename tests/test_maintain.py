@@ -347,3 +347,95 @@ def test_a_dropped_architecture_leaves_stale_files_that_prune_deletes(checkout):
             ("torchvision", "avx"),
         )
     ]
+
+
+# ---------------------------------------------------------------- derive a branch
+
+NEW_BRANCH = "pytorch-2.11-python313"
+
+
+def test_a_derived_branch_is_the_source_texts_with_names_python_and_pins_edited(checkout):
+    out = StringIO()
+    call_command(
+        "derive-branch",
+        *("--repository", PYTORCH_2_8[0], "--branch", PYTORCH_2_8[1], NEW_BRANCH),
+        *("--set", "pytorch_version=2.11", "--set", "python_version=3.13"),
+        *("--pin", f"12.8={NEW_PIN}", "--drop-architecture", "sm61"),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert (
+        out.getvalue()
+        .strip()
+        .endswith(
+            "58 variants, 4 dropped; export-recipes --into a checkout of the new branch writes them"
+        )
+    )
+    # A checkout of the new git branch, its recipes removed: export writes every one anew.
+    git(checkout, "checkout", "-q", "-b", NEW_BRANCH)
+    git(checkout, "rm", "-q", "-r", ".flox/pkgs")
+    (checkout / ".flox" / "pkgs").mkdir(parents=True)
+    commit_all(checkout, "start")
+    call_command(
+        "export-recipes",
+        into=str(checkout),
+        repository=[PYTORCH_2_8[0]],
+        branch=[NEW_BRANCH],
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    files = sorted(p.name for p in (checkout / ".flox" / "pkgs").glob("*.nix"))
+    assert len(files) == 58 and all("python313" in f and "sm61" not in f for f in files)
+    new = SM90_AVX512.replace("python312", "python313")
+    source = git(checkout, "show", f"HEAD~1:.flox/pkgs/{SM90_AVX512}.nix").splitlines()
+    import difflib
+
+    text = (checkout / ".flox" / "pkgs" / f"{new}.nix").read_text().splitlines()
+    changed = [
+        line
+        for line in difflib.unified_diff(source, text, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("---", "+++"))
+    ]
+    assert changed == [
+        f"-# Package name: {SM90_AVX512}",
+        f"+# Package name: {new}",
+        f'-    url = "https://github.com/NixOS/nixpkgs/archive/{OLD_PIN}.tar.gz";',
+        f'+    url = "https://github.com/NixOS/nixpkgs/archive/{NEW_PIN}.tar.gz";',
+        "-  (nixpkgs_pinned.python312Packages.torch.override {",
+        "+  (nixpkgs_pinned.python313Packages.torch.override {",
+        f'-    pname = "{SM90_AVX512}";',
+        f'+    pname = "{new}";',
+    ]
+    derived = Variant.objects.get(branch__name=NEW_BRANCH, pname=new)
+    assert (derived.python_version, derived.nixpkgs_pin, derived.branch.pytorch_version) == (
+        "3.13",
+        NEW_PIN,
+        "2.11",
+    )
+    companion = Variant.objects.get(
+        branch__name=NEW_BRANCH, pname="torchvision-python313-cuda12_8-sm75-avx"
+    )
+    assert companion.depends_on.pname == "pytorch-python313-cuda12_8-sm75-avx"
+    assert "import ./pytorch-python313-cuda12_8-sm75-avx.nix {};" in companion.recipe_text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "python_version=three"], "Enter a Python version like 3.13"),
+        (["--set", "colour=red"], "--set colour is not a branch field"),
+        (["--pin", "12.9=abc1234"], "builds CUDA 12.8, not 12.9"),
+        (["--drop-architecture", "sm99"], "sm99 is not a catalogued GPU architecture"),
+    ],
+)
+def test_a_refused_derivation_says_why_and_writes_nothing(args, message):
+    with pytest.raises(CommandError, match=message) as refused:
+        call_command(
+            "derive-branch",
+            *("--repository", "build-pytorch", "--branch", "pytorch-2.8-python312", NEW_BRANCH),
+            *args,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    assert refused.value.returncode == 2
+    assert not Variant.objects.filter(branch__name=NEW_BRANCH).exists()

@@ -1,11 +1,14 @@
-"""Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture.
+"""Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture, derive the
+next release branch.
 
 `add_architecture` derives a variant for every pairing the model architecture has, each from
 the model's recipe TEXT (`catalog.recipes.nix.edit.edit_recipe` for the name and the GPU target
 lines; the comments that name the architecture, the model's name and its PyTorch sibling's file
 rewritten line by line), so a new file differs from its sibling in those lines only.
 `drop_architecture` removes a branch's variants of one architecture (their files become stale
-for `export-recipes --prune`). Both write all or nothing and refuse with one sentence.
+for `export-recipes --prune`). `derive_branch` starts a branch from another, each recipe the
+source's text with its name, Python package set and pin edited in place. Each writes all or
+nothing and refuses with one sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
 
@@ -23,6 +27,7 @@ from catalog.recipes.importing.store import recipe_values
 from catalog.recipes.nix.edit import edit_recipe
 from catalog.recipes.nix.errors import EditError, RecipeError
 from catalog.recipes.nix.read import read_recipe
+from catalog.services import validation_message
 
 
 class MaintainRefused(Exception):
@@ -142,12 +147,54 @@ def derive_recipe(
             break
     if derived is None:
         raise refusal or EditError("gpu_targets", "the GPU targets could not be edited in place")
-    sibling = facts.pytorch_source.sibling if facts.pytorch_source else ""
-    if sibling and sibling in names:
-        derived = derived.replace(f"./{sibling}.nix", f"./{names[sibling]}.nix")
-        if read_recipe(derived).pytorch_source.sibling != names[sibling]:
-            raise EditError("pytorch_source", "its PyTorch import could not be renamed in place")
+    derived = rename_sibling(derived, facts, names)
     return rewrite_comments(derived, arch_substitutions(old, new, names))
+
+
+def rename_sibling(text: str, facts, names: dict[str, str]) -> str:
+    """A companion's import of its PyTorch sibling file, renamed as `names` says."""
+    sibling = facts.pytorch_source.sibling if facts.pytorch_source else ""
+    if not sibling or sibling not in names:
+        return text
+    renamed = text.replace(f"./{sibling}.nix", f"./{names[sibling]}.nix")
+    if read_recipe(renamed).pytorch_source.sibling != names[sibling]:
+        raise EditError("pytorch_source", "its PyTorch import could not be renamed in place")
+    return renamed
+
+
+def python_attr_for(attr: str, python_version: str) -> str:
+    """'python312Packages' for Python 3.13 -> 'python313Packages'; an unversioned set such as
+    'python3Packages' stays as it is."""
+    if not re.fullmatch(r"python3\d+Packages", attr or ""):
+        return attr
+    return f"python{python_version.replace('.', '')}Packages"
+
+
+def release_substitutions(
+    old_python: str, new_python: str, names: dict[str, str]
+) -> list[tuple[re.Pattern, str]]:
+    """What the comments of a recipe derived for a new release change: the names, then the
+    Python version where it is written."""
+    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
+    if old_python != new_python:
+        subs += [
+            (
+                re.compile(rf"\bpython{old_python.replace('.', '')}\b"),
+                f"python{new_python.replace('.', '')}",
+            ),
+            (re.compile(rf"\bPython {re.escape(old_python)}\b"), f"Python {new_python}"),
+        ]
+    return subs
+
+
+def derive_release_recipe(
+    text: str, changes: dict[str, object], names: dict[str, str], old_python: str, new_python: str
+) -> str:
+    """The source branch's recipe text for the new branch: `changes` (pname, Python set, pin)
+    edited in place, its PyTorch sibling's file renamed, and the comments naming them."""
+    facts = read_recipe(text)
+    derived = rename_sibling(edit_recipe(text, changes), facts, names)
+    return rewrite_comments(derived, release_substitutions(old_python, new_python, names))
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -290,3 +337,159 @@ def drop_architecture(
         if dry_run:
             transaction.set_rollback(True)
     return report
+
+
+# ---------------------------------------------------------------- derive a branch
+
+# Branch fields derive-branch may set; the rest are copied from the source branch.
+BRANCH_SETTABLE = (
+    "pytorch_version",
+    "python_version",
+    "torchvision_version",
+    "vllm_version",
+    "cudnn_version",
+    "nixpkgs_pin",
+    "purpose",
+    "key_additions",
+)
+# Not copied: the new branch's identity, and what only an import sets.
+BRANCH_NOT_COPIED = ("id", "name", "is_default", "source_commit", "imported_at")
+
+
+@dataclass
+class DeriveReport:
+    repository: str
+    source: str
+    branch: str
+    files: list[tuple[str, str]] = field(default_factory=list)  # (new path, source path)
+    dropped: int = 0
+    dry_run: bool = False
+
+
+def _new_branch(source: Branch, name: str, values: dict[str, str]) -> Branch:
+    if Branch.objects.filter(repository=source.repository, name=name).exists():
+        raise MaintainRefused(f"{source.repository}:{name} exists already; choose a new name.")
+    unknown = sorted(set(values) - set(BRANCH_SETTABLE))
+    if unknown:
+        raise MaintainRefused(
+            f"--set {unknown[0]} is not a branch field derive-branch sets; choose from "
+            f"{', '.join(BRANCH_SETTABLE)}."
+        )
+    copied = {
+        f.attname: getattr(source, f.attname)
+        for f in Branch._meta.concrete_fields
+        if f.name not in BRANCH_NOT_COPIED
+    }
+    branch = Branch(**{**copied, **values, "name": name})
+    try:
+        branch.full_clean()
+    except ValidationError as exc:
+        raise MaintainRefused(f"{branch}: {validation_message(exc)}") from None
+    branch.save()
+    return branch
+
+
+def _check_pins(source: Branch, pins: dict[str, str]) -> None:
+    for cuda in pins:
+        if cuda not in source.cuda_major_minors:
+            raise MaintainRefused(
+                f"--pin {cuda}=…: {source} builds CUDA {', '.join(source.cuda_versions)}, "
+                f"not {cuda}."
+            )
+
+
+def derive_branch(
+    repository: str,
+    source_name: str,
+    new_name: str,
+    values: dict[str, str],
+    *,
+    pins: dict[str, str] | None = None,
+    drop: list[str] = (),
+    dry_run: bool = False,
+) -> DeriveReport:
+    """A new branch from `source_name`: its fields with `values` set, and a variant for every
+    source variant not of a dropped architecture, each from the source's recipe text with the
+    name, the Python package set and (per CUDA version, `pins`) the nixpkgs pin edited in place;
+    a seeded variant without text is copied field by field. All or nothing."""
+    pins = pins or {}
+    source = _branch(repository, source_name)
+    dropped = {_arch(sm).pk for sm in drop}
+    _check_pins(source, pins)
+    report = DeriveReport(repository, source_name, new_name, dry_run=dry_run)
+    with transaction.atomic():
+        branch = _new_branch(source, new_name, values)
+        variants = list(
+            source.variants.select_related("gpu_arch", "cpu_isa", "depends_on").order_by("pname")
+        )
+        kept = [v for v in variants if v.gpu_arch_id not in dropped]
+        report.dropped = len(variants) - len(kept)
+        names = {}
+        for model in kept:
+            names[model.pname] = _compose_python(model, branch.python_version)
+            if model.recipe_path:
+                names[PurePosixPath(model.recipe_path).stem] = names[model.pname]
+        created: dict[int, Variant] = {}
+        for model in sorted(kept, key=lambda v: v.library != "pytorch"):
+            variant = _derived_release_variant(branch, source, model, names, pins, created)
+            created[model.pk] = variant
+            report.files.append(
+                (
+                    variant.recipe_path or naming.recipe_path(variant.pname),
+                    model.recipe_path or naming.recipe_path(model.pname),
+                )
+            )
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _compose_python(variant: Variant, python: str) -> str:
+    return naming.compose(
+        variant.library,
+        python,
+        variant.backend,
+        variant.cuda_version,
+        variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        variant.cpu_isa.slug if variant.cpu_isa_id else "",
+    )
+
+
+def _derived_release_variant(branch, source, model, names, pins, created) -> Variant:
+    pname = names[model.pname]
+    pin = pins.get(model.cuda_version, "")
+    if model.recipe_text:
+        changes: dict[str, object] = {"pname": pname}
+        attr = python_attr_for(model.python_attr, branch.python_version)
+        if attr != model.python_attr:
+            changes["python_attr"] = attr
+        if pin and model.nixpkgs_pin:
+            changes["nixpkgs_pin"] = pin
+        try:
+            text = derive_release_recipe(
+                model.recipe_text, changes, names, source.python_version, branch.python_version
+            )
+        except (EditError, RecipeError) as exc:
+            raise MaintainRefused(
+                f"{model.recipe_path}: {exc}; nothing was derived (edit that recipe by hand)."
+            ) from None
+        values, _findings = recipe_values(text, naming.recipe_path(pname), branch)
+        values.pop("depends_on", None)
+        variant = Variant(branch=branch, status="recipe", **values)
+    else:
+        copied = {
+            f.attname: getattr(model, f.attname)
+            for f in Variant._meta.concrete_fields
+            if f.name not in ("id", "branch", "depends_on", "status")
+        }
+        variant = Variant(**copied, branch=branch, status=branch.default_status)
+        variant.pname, variant.python_version = pname, branch.python_version
+        variant.nixpkgs_pin = pin or variant.nixpkgs_pin
+    if model.depends_on_id:
+        variant.depends_on = created.get(model.depends_on_id, model.depends_on)
+    try:
+        variant.full_clean()
+    except ValidationError as exc:
+        raise MaintainRefused(f"{pname}: {validation_message(exc)}; nothing was derived.") from None
+    variant.save()
+    return variant
