@@ -439,3 +439,32 @@ def test_a_refused_derivation_says_why_and_writes_nothing(args, message):
         )
     assert refused.value.returncode == 2
     assert not Variant.objects.filter(branch__name=NEW_BRANCH).exists()
+
+
+# ---------------------------------------------------------------- pending changes
+
+
+def test_check_diff_prints_the_diff_export_would_write_and_writes_nothing(checkout):
+    edit("--where", f"pname={SM90_AVX512}", "--set", f"nixpkgs_pin={NEW_PIN}")
+    out = StringIO()
+    with pytest.raises(CommandError) as check:
+        call_command(
+            "export-recipes",
+            into=str(checkout),
+            repository=[PYTORCH_2_8[0]],
+            branch=[PYTORCH_2_8[1]],
+            check=True,
+            diff=True,
+            stdout=out,
+            stderr=StringIO(),
+        )
+    assert check.value.returncode == 1
+    line = pin_line(checkout, SM90_AVX512, OLD_PIN)
+    changed = [
+        text
+        for text in out.getvalue().splitlines()
+        if text[:1] in "+-" and not text.startswith(("---", "+++"))
+    ]
+    assert changed == [f"-{line}", f"+{line.replace(OLD_PIN, NEW_PIN)}"]
+    assert f"--- a/.flox/pkgs/{SM90_AVX512}.nix" in out.getvalue()
+    assert git(checkout, "status", "--porcelain") == ""
