@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils.html import escape
 
+from catalog.audit import run_audit
 from catalog.models import Variant
 
 from .export_data import PYTORCH_2_8, commit_all, git, import_tree, real_checkout
@@ -468,3 +470,23 @@ def test_check_diff_prints_the_diff_export_would_write_and_writes_nothing(checko
     assert changed == [f"-{line}", f"+{line.replace(OLD_PIN, NEW_PIN)}"]
     assert f"--- a/.flox/pkgs/{SM90_AVX512}.nix" in out.getvalue()
     assert git(checkout, "status", "--porcelain") == ""
+
+
+def test_the_pending_page_shows_the_diff_and_the_branch_findings_to_staff_only(
+    checkout, client, admin_client
+):
+    edit("--where", f"pname={SM90_AVX512}", "--set", f"nixpkgs_pin={NEW_PIN}")
+    url = f"/branches/{PYTORCH_2_8[0]}/{PYTORCH_2_8[1]}/pending/"
+    assert client.get(url).status_code == 302  # to the admin's login
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    line = pin_line(checkout, SM90_AVX512, OLD_PIN)
+    assert escape(f"-{line}") in html and escape(f"+{line.replace(OLD_PIN, NEW_PIN)}") in html
+    assert "1 edited, 0 that cannot be edited in place" in html
+    branch_lint = next(b for b in run_audit().lint if b.name == ":".join(PYTORCH_2_8))
+    assert branch_lint.findings  # the real branch has defects the audit names
+    assert all(escape(f.message) in html for f in branch_lint.findings)
+    assert (
+        admin_client.get(f"/branches/{PYTORCH_2_8[0]}/no-such-branch/pending/").status_code == 404
+    )
