@@ -362,7 +362,9 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         if variant is None:
             variant, outcome = Variant(branch=branch, status="recipe", **values), "created"
         else:
-            base = _base_values(variant, tables, defaults, archs, isas)
+            # An unchanged file is its own base (the common case: no second parse).
+            same = variant.origin == "imported" and variant.recipe_text == text
+            base = values if same else _base_values(variant, tables, defaults, archs, isas)
             values = merge_values(variant, values, base, path, report)
             outcome = "updated" if assign_changed(variant, values) else "unchanged"
         if outcome != "unchanged":
