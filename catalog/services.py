@@ -223,20 +223,14 @@ def _field_value(name: str, raw: str):
 def edit_variants(
     repository: str, branch: str, where: dict[str, str], values: dict[str, str], *, dry_run=False
 ) -> EditReport:
-    """Set `values` on every variant of the branch whose fields read as `where` says, each
-    validated as the admin validates it (full_clean); all are saved or, on any error or with
-    dry_run, none. Each edit lists its changed fields and, for an imported recipe, the diff
-    export-recipes will write."""
-    from catalog.recipes.exporting import sync  # the exporter imports the core, not back
-
+    """Set `values` on every variant of the branch whose fields read as `where` says (see
+    `edit_selected`)."""
     if not values:
         raise EditRefused("Nothing to set: give at least one --set FIELD=VALUE.")
     wanted = {name: _field_value(name, raw) for name, raw in values.items()}
-    report = EditReport()
     with transaction.atomic():
-        variants = Variant.objects.filter(branch__repository=repository, branch__name=branch)
-        variants = list(
-            variants.select_related("branch", "gpu_arch", "cpu_isa", "depends_on").order_by("pname")
+        variants = _editable(
+            Variant.objects.filter(branch__repository=repository, branch__name=branch)
         )
         if not variants:
             raise EditRefused(f"{repository}:{branch} has no variants (or no such branch).")
@@ -246,29 +240,59 @@ def edit_variants(
         if not matched:
             condition = " and ".join(f"{k}={raw}" for k, raw in where.items())
             raise EditRefused(f"No variant of {repository}:{branch} has {condition}.")
-        report.matched = len(matched)
-        for variant in matched:
-            changes = [
-                (name, shown(getattr(variant, name)), shown(value))
-                for name, value in wanted.items()
-                if getattr(variant, name) != value
-            ]
-            if not changes:
-                continue
-            assign_changed(variant, wanted)
-            try:
-                variant.full_clean()
-            except ValidationError as exc:
-                raise EditRefused(
-                    f"{variant.pname}: {validation_message(exc).rstrip('.')}; nothing was changed."
-                ) from None
-            variant.save()
-            edit = VariantEdit(variant.pname, changes)
-            if variant.recipe_text:
-                edit.diff = _export_diff(sync, variant)
-            report.edits.append(edit)
+        report = _apply_edit(matched, wanted)
         if dry_run:
             transaction.set_rollback(True)
+    return report
+
+
+def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
+    """Set `values` on the variants with these primary keys (the admin's action). Each is
+    validated as the admin validates it (full_clean); all are saved or, on any error or with
+    dry_run, none. Each edit lists its changed fields and, for an imported recipe, the diff
+    export-recipes will write."""
+    if not values:
+        raise EditRefused("Nothing to set: choose a field and its value.")
+    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
+    with transaction.atomic():
+        variants = _editable(Variant.objects.filter(pk__in=list(pks)))
+        if not variants:
+            raise EditRefused("No variants are selected.")
+        report = _apply_edit(variants, wanted)
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _editable(queryset) -> list[Variant]:
+    related = ("branch", "gpu_arch", "cpu_isa", "depends_on")
+    return list(queryset.select_related(*related).order_by("pname"))
+
+
+def _apply_edit(matched: list[Variant], wanted: dict) -> EditReport:
+    from catalog.recipes.exporting import sync  # the exporter imports the core, not back
+
+    report = EditReport(matched=len(matched))
+    for variant in matched:
+        changes = [
+            (name, shown(getattr(variant, name)), shown(value))
+            for name, value in wanted.items()
+            if getattr(variant, name) != value
+        ]
+        if not changes:
+            continue
+        assign_changed(variant, wanted)
+        try:
+            variant.full_clean()
+        except ValidationError as exc:
+            raise EditRefused(
+                f"{variant.pname}: {validation_message(exc).rstrip('.')}; nothing was changed."
+            ) from None
+        variant.save()
+        edit = VariantEdit(variant.pname, changes)
+        if variant.recipe_text:
+            edit.diff = _export_diff(sync, variant)
+        report.edits.append(edit)
     return report
 
 

@@ -490,3 +490,48 @@ def test_the_pending_page_shows_the_diff_and_the_branch_findings_to_staff_only(
     assert (
         admin_client.get(f"/branches/{PYTORCH_2_8[0]}/no-such-branch/pending/").status_code == 404
     )
+
+
+# ---------------------------------------------------------------- the admin's action
+
+
+def test_the_admin_action_previews_then_saves_on_confirm(admin_client):
+    chosen = list(
+        Variant.objects.filter(
+            branch__repository=SEEDED[0], branch__name=SEEDED[1], gpu_arch__sm="sm90"
+        ).order_by("pname")[:2]
+    )
+    url = "/admin/catalog/variant/"
+    base = {"action": "edit_selected", "_selected_action": [v.pk for v in chosen]}
+    form = admin_client.post(url, base)
+    assert form.status_code == 200 and b"Preview the changes" in form.content
+    preview = admin_client.post(
+        url, {**base, "field": "metadata_rev", "value": "5", "preview": "1"}
+    )
+    html = preview.content.decode()
+    assert "2 of 2 variants change" in html and f"<h2>{chosen[0].pname}</h2>" in html
+    assert all(Variant.objects.get(pk=v.pk).metadata_rev == v.metadata_rev for v in chosen)
+    done = admin_client.post(url, {**base, "field": "metadata_rev", "value": "5", "confirm": "1"})
+    assert done.status_code == 302
+    assert [Variant.objects.get(pk=v.pk).metadata_rev for v in chosen] == [5, 5]
+
+
+def test_the_admin_action_shows_a_refusal_and_saves_nothing(admin_client):
+    chosen = Variant.objects.filter(
+        branch__repository=SEEDED[0], branch__name=SEEDED[1], gpu_arch__sm="sm90"
+    ).first()
+    page = admin_client.post(
+        "/admin/catalog/variant/",
+        {
+            "action": "edit_selected",
+            "_selected_action": [chosen.pk],
+            "field": "gpu_arch",
+            "value": "sm61",
+            "confirm": "1",
+        },
+    )
+    assert page.status_code == 200
+    assert escape("SM61 needs CUDA ≥ 8.0 and ≤ 12.9; CUDA 13.0 cannot build it") in (
+        page.content.decode()
+    )
+    assert Variant.objects.get(pk=chosen.pk).gpu_arch.sm == "sm90"
