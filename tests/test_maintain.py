@@ -535,3 +535,35 @@ def test_the_admin_action_shows_a_refusal_and_saves_nothing(admin_client):
         page.content.decode()
     )
     assert Variant.objects.get(pk=chosen.pk).gpu_arch.sm == "sm90"
+
+
+def test_an_added_isa_differs_from_its_sibling_in_flags_name_and_comments(checkout):
+    # The real branch has AVX-512 VNNI already: drop it, then derive it from AVX-512 again.
+    Variant.objects.filter(branch__name=PYTORCH_2_8[1], cpu_isa__slug="avx512vnni").delete()
+    out = arch_command("add-architecture", "--isa", "avx512vnni", "--like", "avx512")
+    assert out.splitlines()[-1].startswith(f"{PYTORCH_2_8[0]}:{PYTORCH_2_8[1]}: 8 variants added")
+    export(checkout)
+    new = SM90_AVX512 + "vnni"
+    assert against_sibling(checkout, new, SM90_AVX512) == [
+        "-# PyTorch optimized for NVIDIA Hopper (SM90: H100, L40S) + AVX-512",
+        f"-# Package name: {SM90_AVX512}",
+        "+# PyTorch optimized for NVIDIA Hopper (SM90: H100, L40S) + AVX-512 VNNI",
+        f"+# Package name: {new}",
+        "-  # CPU optimization: AVX-512",
+        "+  # CPU optimization: AVX-512 VNNI",
+        '+    "-mavx512vnni"',
+        f'-    pname = "{SM90_AVX512}";',
+        f'+    pname = "{new}";',
+        '-      cpuISA = "avx512";',
+        '+      cpuISA = "avx512vnni";',
+    ]
+    assert variant(new).cpu_flags == [
+        "-mavx512f",
+        "-mavx512dq",
+        "-mavx512vl",
+        "-mavx512bw",
+        "-mavx512vnni",
+        "-mfma",
+    ]
+    with pytest.raises(CommandError, match="avx2 is an x86_64 ISA and armv9 an aarch64 one"):
+        arch_command("add-architecture", "--isa", "avx2", "--like", "armv9")

@@ -1,5 +1,5 @@
-"""Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture, derive the
-next release branch.
+"""Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture, add a CPU ISA,
+derive the next release branch.
 
 `add_architecture` derives a variant for every pairing the model architecture has, each from
 the model's recipe TEXT (`catalog.recipes.nix.edit.edit_recipe` for the name and the GPU target
@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import ProtectedError
 
 from catalog import naming
-from catalog.models import Branch, GpuArchitecture, Variant
+from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
 from catalog.recipes.importing.store import recipe_values
 from catalog.recipes.nix.edit import edit_recipe
 from catalog.recipes.nix.errors import EditError, RecipeError
@@ -57,15 +57,22 @@ def _comment_start(line: str) -> int:
     return -1
 
 
-def rewrite_comments(text: str, substitutions: list[tuple[re.Pattern, str]]) -> str:
-    """The text with the substitutions applied to its comments only."""
+def rewrite_comments(
+    text: str,
+    substitutions: list[tuple[re.Pattern, str]],
+    own_line: list[tuple[re.Pattern, str]] = (),
+) -> str:
+    """The text with the substitutions applied to its comments only; `own_line` ones only to
+    comments on a line of their own (a comment after code, such as a cpuFlags element's,
+    describes that element)."""
     lines = text.splitlines(keepends=True)
     for number, line in enumerate(lines):
         start = _comment_start(line)
         if start < 0:
             continue
         comment = line[start:]
-        for pattern, replacement in substitutions:
+        alone = not line[:start].strip()
+        for pattern, replacement in [*substitutions, *(own_line if alone else ())]:
             comment = pattern.sub(replacement, comment)
         lines[number] = line[:start] + comment
     return "".join(lines)
@@ -491,5 +498,147 @@ def _derived_release_variant(branch, source, model, names, pins, created) -> Var
         variant.full_clean()
     except ValidationError as exc:
         raise MaintainRefused(f"{pname}: {validation_message(exc)}; nothing was derived.") from None
+    variant.save()
+    return variant
+
+
+# ---------------------------------------------------------------- add a CPU ISA
+
+
+def reflag(written: list[str], old: list[str], new: list[str]) -> list[str]:
+    """The written cpuFlags for the new ISA: the old ISA's flags the new one lacks removed,
+    every other written flag kept in place, and each flag the new ISA adds inserted after the
+    flag that precedes it in the new ISA's list."""
+    result = [f for f in written if f not in old or f in new]
+    for index, flag in enumerate(new):
+        if flag in result:
+            continue
+        before = [f for f in new[:index] if f in result]
+        result.insert(result.index(before[-1]) + 1 if before else 0, flag)
+    return result
+
+
+def isa_substitutions(
+    old: tuple[str, str], new: tuple[str, str], labels: list[str], names: dict[str, str]
+):
+    """Comments of a recipe derived for another ISA: the names and the slug anywhere, and (in
+    comments on a line of their own) the label where it is not the start of a longer label
+    ("AVX-512" in "AVX-512 BF16" stays)."""
+    (old_slug, old_label), (new_slug, new_label) = old, new
+    longer = [label[len(old_label) :] for label in labels if label.startswith(old_label + " ")]
+    guard = "".join(f"(?!{re.escape(rest)})" for rest in longer)
+    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
+    return [
+        *subs,
+        (re.compile(rf"(?<![\w-]){re.escape(old_slug)}(?![\w-])"), new_slug),
+    ], [(re.compile(rf"(?<![\w-]){re.escape(old_label)}(?![\w-]){guard}"), new_label)]
+
+
+def derive_isa_recipe(text: str, flags: list[str], slug: str, pname: str, names, subs) -> str:
+    """The model's recipe for another ISA: pname, cpuFlags, passthru.cpuISA (where written),
+    its PyTorch sibling's file and the comments naming them edited."""
+    facts = read_recipe(text)
+    changes: dict[str, object] = {"pname": pname, "cpu_flags": flags}
+    if "cpuISA" in facts.passthru:
+        changes["passthru.cpuISA"] = slug
+    derived = rename_sibling(edit_recipe(text, changes), facts, names)
+    return rewrite_comments(derived, *subs)
+
+
+def _isa(slug: str) -> CpuIsa:
+    found = CpuIsa.objects.filter(slug=slug.lower()).first()
+    if found is None:
+        known = ", ".join(CpuIsa.objects.values_list("slug", flat=True))
+        raise MaintainRefused(f"{slug} is not a catalogued CPU ISA; known: {known}.")
+    return found
+
+
+def _check_isa_model(branch: Branch, new: CpuIsa, old: CpuIsa, models: list[Variant]) -> None:
+    if not models:
+        raise MaintainRefused(f"{branch} has no {old.slug} variants to model on.")
+    if new.arch != old.arch:
+        raise MaintainRefused(
+            f"{new.slug} is an {new.arch} ISA and {old.slug} an {old.arch} one; model it on an "
+            f"{new.arch} ISA (the platform and build scripts differ)."
+        )
+    if sorted(new.disabled_libraries) != sorted(old.disabled_libraries):
+        raise MaintainRefused(
+            f"{new.slug} and {old.slug} switch off different libraries "
+            f"({', '.join(new.disabled_libraries) or 'none'} vs "
+            f"{', '.join(old.disabled_libraries) or 'none'}); their build scripts differ, so "
+            "derive that recipe by hand."
+        )
+    if Variant.objects.filter(branch=branch, cpu_isa=new).exists():
+        raise MaintainRefused(f"{branch} already has {new.slug} variants; drop or edit them.")
+    textless = [m.pname for m in models if not m.recipe_text]
+    if textless:
+        raise MaintainRefused(
+            f"{textless[0]} has no recipe text to derive from (a seeded variant); import the "
+            "branch's recipes first."
+        )
+
+
+def add_isa(
+    repository: str, branch_name: str, slug: str, like: str, *, dry_run: bool = False
+) -> ArchitectureReport:
+    """A variant of ISA `slug` for every variant of `like` on the branch, each from its model's
+    recipe text with the name, cpuFlags, passthru.cpuISA and the comments naming them edited."""
+    branch = _branch(repository, branch_name)
+    new, old = _isa(slug), _isa(like)
+    models = list(
+        Variant.objects.filter(branch=branch, cpu_isa=old)
+        .select_related("gpu_arch", "cpu_isa", "depends_on")
+        .order_by("library", "pname")
+    )
+    _check_isa_model(branch, new, old, models)
+    names = {}
+    for model in models:
+        sm = model.gpu_arch.sm if model.gpu_arch_id else ""
+        names[model.pname] = naming.compose(
+            model.library,
+            model.python_version,
+            model.backend,
+            model.cuda_version,
+            sm,
+            new.slug,
+        )
+        if model.recipe_path:
+            names[PurePosixPath(model.recipe_path).stem] = names[model.pname]
+    labels = list(CpuIsa.objects.values_list("label", flat=True))
+    subs = isa_substitutions((old.slug, old.label), (new.slug, new.label), labels, names)
+    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
+    created: dict[int, Variant] = {}
+    with transaction.atomic():
+        for model in sorted(models, key=lambda v: v.library != "pytorch"):
+            pname = names[model.pname]
+            flags = reflag(list(model.cpu_flags), old.compiler_flags, new.compiler_flags)
+            try:
+                text = derive_isa_recipe(model.recipe_text, flags, new.slug, pname, names, subs)
+            except (EditError, RecipeError) as exc:
+                raise MaintainRefused(
+                    f"{model.recipe_path}: {exc}; nothing was added (edit that recipe by hand)."
+                ) from None
+            variant = _saved_variant(branch, model, text, pname, created)
+            if variant.cpu_isa_id != new.pk:
+                raise MaintainRefused(f"{variant.recipe_path}: it does not read as {new.slug}.")
+            created[model.pk] = variant
+            report.files.append((variant.recipe_path, model.recipe_path))
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _saved_variant(branch, model: Variant, text: str, pname: str, created) -> Variant:
+    values, _findings = recipe_values(text, naming.recipe_path(pname), branch)
+    values.pop("depends_on", None)
+    variant = Variant(branch=branch, status="recipe", **values)
+    if model.depends_on_id:
+        variant.depends_on = created.get(model.depends_on_id)
+        if variant.depends_on is None:
+            raise MaintainRefused(
+                f"{model.pname} is built on {model.depends_on.pname}, which this job does not "
+                "derive; add that one by hand."
+            )
+    variant.full_clean()
     variant.save()
     return variant
