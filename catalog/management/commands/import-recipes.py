@@ -114,6 +114,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"{outcome}: {path}" + (f" — {detail}" if detail else ""))
         for line in report.invalid:
             self.stdout.write(self.style.WARNING(f"skipped: {line}"))
+        # What the catalogue could not place is stored empty (shown as unknown) and is never a
+        # silent success: listed at every verbosity.
+        for path, sentence in report.unplaced:
+            self.stdout.write(self.style.WARNING(f"not placed: {path}: {sentence}"))
         if verbosity > 1:
             for path, sentence in report.findings:
                 self.stdout.write(f"finding: {path}: {sentence}")
