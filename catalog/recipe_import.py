@@ -216,14 +216,28 @@ def _most_common(values) -> str:
     return counted.most_common(1)[0][0] if counted else ""
 
 
+def _matrix_facts(branch_name: str, matrix: bytes) -> dict:
+    """The facts table's values, checked as the admin checks a branch (ValidationError)."""
+    values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
+    fields = {k: v for k, v in values.items() if k not in ("repository", "name", "pytorch_branch")}
+    trial = Branch(repository=vocabulary.PYTORCH_REPOSITORY, name=branch_name, **fields)
+    trial.full_clean(exclude=["repository", "name", "pytorch_branch"], validate_unique=False)
+    return values
+
+
 def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred: list[str]):
     """A branch the catalogue lacks: its facts table if the checkout has one (the catalogue's
     own export writes it), else versions read from the recipes and the branch name."""
     if matrix is not None:
         try:
-            values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
-        except (ParseError, UnicodeDecodeError) as exc:
-            inferred.append(f"{BUILD_MATRIX} was not read ({exc})")
+            values = _matrix_facts(branch_name, matrix)
+        except (ParseError, UnicodeDecodeError, ValidationError) as exc:
+            reason = (
+                "; ".join(f"{k}: {v[0]}" for k, v in exc.message_dict.items())
+                if isinstance(exc, ValidationError)
+                else str(exc)
+            )
+            inferred.append(f"{BUILD_MATRIX} was refused ({reason.rstrip('.')})")
         else:
             values.pop("repository", None)
             values.pop("name", None)
@@ -238,9 +252,10 @@ def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred:
     facts = [f for _, _, f in parsed]
     named = [naming.parse_lenient(PurePosixPath(p).stem) for p, _, _ in parsed]
     release = re.search(r"pytorch-(\d+\.\d+)", branch_name)
-    pytorch = _most_common(f.torch_version_override for f in facts) or (
-        release.group(1) if release else ""
-    )
+    # Only a value a Branch can hold (a version of at most 20 characters).
+    pytorch = _most_common(
+        v for f in facts if naming.version_key(v := f.torch_version_override) and len(v) <= 20
+    ) or (release.group(1) if release else "")
     python = re.search(r"python(\d)(\d{1,2})", branch_name)
     python_version = (
         f"{python.group(1)}.{python.group(2)}"
@@ -444,6 +459,9 @@ def import_sources(
             f"Unknown repository {repository!r}; choose one of "
             f"{', '.join(vocabulary.REPOSITORIES)}."
         )
+    unsafe = naming.unsafe_name_reason(branch_name)
+    if unsafe:
+        raise ImportFailure(f"The branch name {unsafe[0].lower()}{unsafe[1:]}")
     if not sources:
         raise ImportFailure(
             f"{repository}:{branch_name} has no .nix files under {PKGS_DIR}; nothing was imported."
