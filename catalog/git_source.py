@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog import vocabulary
+from catalog import naming, vocabulary
 
 PKGS_DIR = ".flox/pkgs"
 BUILD_MATRIX = "BUILD_MATRIX.md"
@@ -82,7 +82,8 @@ def select(repo: Path, names: list[str]) -> list[GitBranch]:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise GitError(
-            f"{repo} has no branch {unknown[0]!r}; its branches: {', '.join(by_name) or 'none'}."
+            f"{repo} has no branch {ascii(unknown[0])}; its branches: "
+            f"{', '.join(naming.shown_path(n) for n in by_name) or 'none'}."
         )
     return [by_name[n] for n in names]
 

@@ -1233,6 +1233,14 @@ class TestGitImportInput:
             import_git(clone, branch=["feature/x"])
         assert error.value.returncode == 2
 
+    def test_a_branch_name_that_is_not_utf8_is_skipped_with_a_sentence(self, tmp_path):
+        clone = clone_with_branches(tmp_path / "repo", {"fine": RECIPE_FILES})
+        commit = git(clone, "rev-parse", "fine")
+        subprocess.run(["git", "update-ref", b"refs/heads/caf\xe9", commit], cwd=clone, check=True)
+        out = import_git(clone)
+        assert "skipped branch: 'caf\\udce9' is not a safe name" in out
+        assert "build-pytorch:fine: branch created" in out
+
     def crafted(self, tmp_path: Path, entries: list[tuple[str, str]]) -> Path:
         """A branch `crafted` whose .flox/pkgs tree holds these (name, blob text) entries as
         written, `..` and newlines included (git mktree takes what git add refuses)."""
