@@ -226,6 +226,9 @@ def recipe_path(pname: str) -> str:
     return f".flox/pkgs/{pname}.nix"
 
 
+MAX_RECIPE_PATH = 255  # Variant.recipe_path holds this many
+
+
 def recipe_path_problem(path: str) -> str:
     """Why PATH (relative to a checkout's root) cannot be a recipe's: every part below
     .flox/pkgs, and the file name without .nix, must be a safe name (no "..", no link to
@@ -234,6 +237,8 @@ def recipe_path_problem(path: str) -> str:
     if parts[:2] != [".flox", "pkgs"] or len(parts) < 3 or not parts[-1].endswith(".nix"):
         return "not a .nix file under .flox/pkgs"
     names = [*parts[2:-1], parts[-1].removesuffix(".nix")]
+    if len(path) > MAX_RECIPE_PATH:
+        return f"the path is over {MAX_RECIPE_PATH} characters"
     if any(not SAFE_NAME.fullmatch(name) for name in names):
         return (
             "not a safe file name: each part must be letters, digits, '.', '_' and '-', "
