@@ -21,9 +21,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from catalog import cache, facets
+from catalog import cache, queries
+from catalog.browse import selector_engine
 from catalog.models import Variant
-from catalog.views import select
 from tests.page_types import PAGES, SM90, WIZARD_RESULT
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def pages_of(variant: Variant | None) -> list[str]:
     paths += [variant.get_absolute_url(), variant.branch.get_absolute_url()]
     row = next(
         r
-        for r in facets.rows_from_records(select.selectors.selector_records())
+        for r in selector_engine.rows_from_records(queries.selector_records())
         if (r.repository, r.branch, r.pname)
         == (variant.branch.repository, variant.branch.name, variant.pname)
     )

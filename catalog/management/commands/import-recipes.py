@@ -12,8 +12,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import git_source, naming, vocabulary
-from catalog.recipe_import import (
+from catalog import naming, vocabulary
+from catalog.recipes import git_source
+from catalog.recipes.importing.store import (
     BUILD_MATRIX,
     MAX_MATRIX_BYTES,
     MAX_RECIPE_BYTES,
