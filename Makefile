@@ -17,7 +17,7 @@ LINT_PATHS ?= .
 NGINX_PACKAGES := '/usr/sbin/nginx:nginx'
 TEST_PACKAGES := "$${CHROMIUM_PATH:-chromium}:chromium" nix-instantiate:nix-bin \
 	'/usr/lib/*/libatomic.so.1:libatomic1' $(NGINX_PACKAGES)
-POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql"
+POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql" redis-server:redis-server
 # The browser tests use the Chromium found on PATH unless CHROMIUM_PATH names one.
 WITH_CHROMIUM := CHROMIUM_PATH="$${CHROMIUM_PATH:-$$(command -v chromium)}"
 
@@ -50,12 +50,13 @@ test: test-packages
 	@$(MAKE) --no-print-directory setup
 	$(WITH_CHROMIUM) $(PY) -m pytest
 
-# The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
+# The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port),
+# with a throwaway Redis beside it (tests/test_two_hosts.py runs two servers over both).
 # Its database is migrated and loaded first, as `setup` does for SQLite, because some tests run
 # manage.py in a subprocess against the configured (not the test) database.
 test-postgres: postgres-packages
 	@$(MAKE) --no-print-directory setup
-	$(WITH_CHROMIUM) scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
+	$(WITH_CHROMIUM) scripts/with-postgres.sh scripts/with-redis.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
 
 test-fast:
 	@scripts/require-packages.sh "make test-fast" nix-instantiate:nix-bin $(NGINX_PACKAGES)
