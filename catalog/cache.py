@@ -9,7 +9,9 @@ fragment and ETag at once; nothing has to know which pages a write affects.
 
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
 The version lives in Django's default cache; with several server processes, configure a shared
-cache (e.g. Redis or the database cache) so a write in one retires the fragments of all.
+cache (REDIS_URL, or the file cache on one host) so a write in one retires the fragments of all.
+Every request reads the version from that cache, never from memory, and the in-process memo
+below is keyed by it: another process's write retires this one's memo at its next request.
 """
 
 from __future__ import annotations
