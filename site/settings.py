@@ -17,6 +17,7 @@ Production (DJANGO_DEBUG=0) refuses to start without a real DJANGO_SECRET_KEY.
 | DJANGO_HSTS_SECONDS | HSTS max-age when DJANGO_HTTPS is on | 31536000 |
 | DJANGO_CACHE | locmem, file, database or redis (see CACHES below) | file; redis with REDIS_URL |
 | REDIS_URL | e.g. redis://127.0.0.1:6379/0: the cache every server shares | none |
+| DJANGO_STATIC_ROOT | where collectstatic writes | staticfiles/ in the project |
 """
 
 import os
@@ -190,7 +191,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# collectstatic's target; DJANGO_STATIC_ROOT gives a server (or a test's servers) one of its own.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -28,16 +28,17 @@ from django.db import connection
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
-from catalog import wizard_input, wizard_output
-from catalog.exporters.profiles import GENERATED_NOTE
 from catalog.models import ApiToken, Branch, BuildRecord, Variant
-from catalog.nix.edit import edit_recipe
-from catalog.nix.errors import EditError, RecipeError
-from catalog.nix.read import read_recipe
-from catalog.recommend import detect, rules
-from catalog.recommend import gpus as gpu_names
-from catalog.recommend.detect.facts import split_lines
-from catalog.views.wizard import api_recommend
+from catalog.recipes.exporting.profiles import GENERATED_NOTE
+from catalog.recipes.nix.edit import edit_recipe
+from catalog.recipes.nix.errors import EditError, RecipeError
+from catalog.recipes.nix.read import read_recipe
+from catalog.wizard import detect, rules
+from catalog.wizard import gpus as gpu_names
+from catalog.wizard import inputs as wizard_input
+from catalog.wizard import output as wizard_output
+from catalog.wizard.detect.facts import split_lines
+from catalog.wizard.views import api_recommend
 from tests.hostile_inputs import SMI_HEADER, inputs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -329,14 +330,14 @@ class TestRecommendLimits:
 
     @pytest.mark.django_db
     def test_gpu_lookup_tables_are_built_once_not_per_gpu(self, client, monkeypatch):
-        from catalog import selectors
+        from catalog import queries
 
         calls = []
         build = gpu_names._catalogue_table
         monkeypatch.setattr(
             gpu_names, "_catalogue_table", lambda cat: calls.append(1) or build(cat)
         )
-        selectors._RECOMMEND_MEMO.clear()
+        queries._RECOMMEND_MEMO.clear()
         client.get(
             API,
             {

@@ -72,6 +72,8 @@ def stack(tmp_path_factory):
         # The workers share their rendered pages, as under `make serve`, in a cache of their own.
         "DJANGO_CACHE": "file",
         "DJANGO_CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
+        # collectstatic of its own: other test processes may be collecting at the same time.
+        "DJANGO_STATIC_ROOT": str(tmp_path_factory.mktemp("static")),
     }
     server = subprocess.Popen(
         [str(ROOT / "scripts" / "serve-proxy.sh")],
@@ -193,7 +195,7 @@ def test_static_files_pass_through_with_whitenoise_s_headers(stack):
 
 
 def test_without_the_proxy_the_same_slow_clients_starve_gunicorn(stack):
-    # Last in the module: it ties up the workers until the slow sockets close.
+    # It ties up the workers until the slow sockets close, then waits until they answer again.
     _, upstream = stack
     hanging = slow_clients(upstream, SLOW_CLIENTS)
     try:

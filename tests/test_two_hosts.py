@@ -121,6 +121,8 @@ def hosts(redis_url, database_url):
         "ACCESS_LOG": "/dev/null",
         "WORKERS": "1",
         "PY": sys.executable,
+        # collectstatic of its own: other test processes may be collecting at the same time.
+        "DJANGO_STATIC_ROOT": tempfile.mkdtemp(prefix="catalogue-static-"),
     }
 
     def manage(*args: str) -> str:
@@ -167,6 +169,7 @@ def hosts(redis_url, database_url):
             os.killpg(server.pid, signal.SIGTERM)
         for server in servers:
             server.wait(timeout=20)
+        shutil.rmtree(env["DJANGO_STATIC_ROOT"], ignore_errors=True)
 
 
 def status_in_listing(base: str) -> tuple[str, str]:

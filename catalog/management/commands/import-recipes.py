@@ -12,8 +12,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import git_source, vocabulary
-from catalog.recipe_import import (
+from catalog import vocabulary
+from catalog.recipes import git_source
+from catalog.recipes.importing.store import (
     ImportFailure,
     ImportReport,
     Source,
