@@ -17,6 +17,7 @@ below is keyed by it: another process's write retires this one's memo at its nex
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import uuid
 from collections import OrderedDict
@@ -98,6 +99,16 @@ def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
+def _stored(key: str):
+    """The shared cache's entry for `key`, or None when it is missing or was written by other
+    code: an entry pickled by an earlier release may name a class that moved or no longer exists
+    (during a rolling deploy, or from a file cache kept across an upgrade); it is rendered anew."""
+    try:
+        return cache.get(key)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        return None
+
+
 def cached_response(
     name: str, build: Callable[[], HttpResponse], *parts, version: str | None = None
 ) -> HttpResponse:
@@ -105,7 +116,7 @@ def cached_response(
     catalogue version (the current one unless given) and the given parts; a hit costs no query
     and no rendering."""
     key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
-    stored = _local.get(key) or cache.get(key)
+    stored = _local.get(key) or _stored(key)
     if stored is None:
         response = build()
         if response.status_code != 200:
@@ -127,7 +138,7 @@ def cached_response(
 def cached(name: str, build, *parts):
     """`build()`'s result, cached for the current catalogue version and the given parts."""
     key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    value = cache.get(key)
+    value = _stored(key)
     if value is None:
         value = build()
         cache.set(key, value, FRAGMENT_TIMEOUT)

@@ -35,6 +35,9 @@ if [ "$PREPARE" != 0 ]; then
   "$PY" manage.py migrate --noinput -v 0
   "$PY" manage.py createcachetable
   "$PY" manage.py collectstatic --noinput -v 0
+  # A new catalogue version: pages rendered by the code (or templates) of an earlier start are
+  # not served again from a cache that outlived it (the file cache, Redis).
+  "$PY" manage.py shell -v 0 -c 'from catalog.cache import bump_version; bump_version()'
 fi
 [ "$PREPARE" = only ] && exit 0
 exec "$PY" -m gunicorn catalogue_site.wsgi:application \

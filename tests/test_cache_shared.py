@@ -8,12 +8,14 @@ does it with two real servers).
 """
 
 import json
+import sys
+import types
 import uuid
 
 import pytest
 from django.core.cache import cache
 
-from catalog.cache import VERSION_KEY
+from catalog.cache import VERSION_KEY, cached
 from catalog.models import Variant
 
 URL = "/api/variants?gpu=sm90"
@@ -36,3 +38,19 @@ def test_a_version_written_by_another_process_retires_this_process_s_memo(client
     assert status_of(client, variant) == before  # still the cached answer
     cache.set(VERSION_KEY, uuid.uuid4().hex, None)  # its bump arrives
     assert status_of(client, variant) == "failed"
+
+
+def test_an_entry_pickled_by_code_that_is_gone_is_rendered_anew(monkeypatch):
+    # An earlier release cached an object of a class that has since moved (catalog.facets →
+    # catalog.browse): reading it must not fail the page, only miss.
+    module = types.ModuleType("catalog_old_release")
+
+    class Snapshot:
+        pass
+
+    Snapshot.__module__, Snapshot.__qualname__ = module.__name__, "Snapshot"
+    module.Snapshot = Snapshot
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert isinstance(cached("snapshot", Snapshot), Snapshot)
+    monkeypatch.delitem(sys.modules, module.__name__)
+    assert cached("snapshot", lambda: "rendered anew") == "rendered anew"
