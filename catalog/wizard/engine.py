@@ -20,10 +20,10 @@ from catalog.wizard.answers import (
     Answers,
     Cpu,
     Gpu,
-    branch_matches,
     claimed_cpu,
     constraint_label,
     isa_features,
+    matches,
     normalise,
 )
 from catalog.wizard.readers import AnswerError
@@ -142,6 +142,7 @@ def _recommend(raw: object, cat: Catalogue) -> Recommendation:
         rec.errors.append(AnswerError(f"Answer this first: {step.question}", step.fields[0].name))
         rec.next_step = step.id
         return rec
+    rec.reasons += a.implied
     if a.os == "darwin":
         _darwin(a, cat, rec)
         return rec
@@ -498,8 +499,7 @@ def _constrained(
     constrained = [
         v
         for v in lib_pool
-        if (b := cat.branch_of(v)) is None
-        or all(branch_matches(b, k, val) for k, val in a.constraints.items())
+        if all(matches(v, cat.branch_of(v), k, val) for k, val in a.constraints.items())
     ]
     if constrained:
         return constrained

@@ -93,6 +93,7 @@ class ArchitectureInfo:
     min_driver: int | None = None
     min_cuda: str = ""
     max_cuda: str = ""
+    label: str = ""  # the matrix's row label, "Ampere DC"
 
     @property
     def cc_key(self) -> tuple[int, ...]:
@@ -167,6 +168,14 @@ class Catalogue:
     def isas_for(self, arch: str) -> list[IsaInfo]:
         return sorted((i for i in self.isas if i.arch == arch), key=lambda i: i.rank)
 
+    def gpu_names(self) -> tuple[naming.Named, ...]:
+        """Each architecture with every name the site shows for it (naming.resolve_gpu)."""
+        return self.memo("written-gpu-names", _gpu_names)
+
+    def isa_names(self) -> tuple[naming.Named, ...]:
+        """Each ISA with its label (naming.resolve_name)."""
+        return self.memo("written-isa-names", _isa_names)
+
     def memo(self, key: str, build: Callable[[Catalogue], T]) -> T:
         """`build(self)`, computed once per snapshot (lookup tables derived from the records)."""
         if key not in self._index:
@@ -225,6 +234,7 @@ class Catalogue:
                     min_driver=a.min_driver,
                     min_cuda=a.min_cuda or "",
                     max_cuda=getattr(a, "max_cuda", "") or "",
+                    label=getattr(a, "label", "") or "",
                 )
                 for a in architectures
             ],
@@ -245,3 +255,26 @@ class Catalogue:
                 for i in isas
             ],
         )
+
+
+def _gpu_names(cat: Catalogue) -> tuple[naming.Named, ...]:
+    models: dict[str, list[str]] = {}
+    for m in cat.gpu_models:
+        models.setdefault(m.sm, []).extend((m.name, *m.aliases))
+    return tuple(
+        naming.Named(
+            a.sm,
+            (
+                naming.sm_underscore(a.sm),
+                a.compute_capability,
+                a.name,
+                a.label,
+                *models.get(a.sm, ()),
+            ),
+        )
+        for a in cat.architectures
+    )
+
+
+def _isa_names(cat: Catalogue) -> tuple[naming.Named, ...]:
+    return tuple(naming.Named(i.slug, (i.label,)) for i in cat.isas)

@@ -228,14 +228,14 @@ def _paste(request):
                 "Paste the output of nvidia-smi and lscpu (or /proc/cpuinfo) first.", "nvidia_smi"
             )
         parsed = wi.parse({k: params.get(k, []) for k in PASTE_FIELDS}, strict=True)
-        answers = {**parsed.answers, "workload": workload, "library": ""}
-        rec = wi.decide(answers, catalogue, partial=True)
+        given = {"workload": workload}
+        rec = wi.decide({**parsed.answers, **given}, catalogue, partial=True)
     except AnswerError as exc:
         context["paste_error"] = exc.message
         known = (*PASTE_FIELDS, "workload")
         context["paste_field"] = exc.field if exc.field in known else "nvidia_smi"
         return render(request, "catalog/wizard.html", context, status=400)
-    return redirect(wo.wizard_url(wo.result_pairs(rec.answers, catalogue, workload)))
+    return redirect(wo.wizard_url(wo.result_pairs(rec.answers, catalogue, given)))
 
 
 # ---------------------------------------------------------------------------------------------
