@@ -9,6 +9,7 @@ rules in catalog.wizard.rules. The result is a `Recommendation`; it never raises
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -28,6 +29,8 @@ from catalog.wizard.answers import (
 )
 from catalog.wizard.readers import AnswerError
 from catalog.wizard.snapshot import BranchInfo, Catalogue, IsaInfo, VariantInfo
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # Result types
@@ -124,7 +127,8 @@ def recommend(answers: object, catalogue: Catalogue) -> Recommendation:
     """Walk the decision for these answers; never raises."""
     try:
         return _recommend(answers, catalogue)
-    except Exception as exc:  # pragma: no cover - a bug must not become a 500
+    except Exception as exc:  # a bug must not become a 500; it is logged with its traceback
+        log.exception("The engine could not decide for the answers %r", answers)
         return Recommendation(
             errors=[AnswerError(f"The engine could not decide ({type(exc).__name__}: {exc}).")]
         )

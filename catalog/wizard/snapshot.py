@@ -258,6 +258,7 @@ class Catalogue:
 
 
 def _gpu_names(cat: Catalogue) -> tuple[naming.Named, ...]:
+    """Family, label, models and aliases (an SM or a compute capability is read by its form)."""
     models: dict[str, list[str]] = {}
     for m in cat.gpu_models:
         models.setdefault(m.sm, []).extend((m.name, *m.aliases))

@@ -6,12 +6,15 @@ leave its target or pass through a symbolic link — nothing is written then), 3
 changed field cannot be edited in place was left unwritten (every other file was written).
 """
 
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog.recipes import verify as recipe_verify
 from catalog.recipes.exporting import sync
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -79,12 +82,14 @@ class Command(BaseCommand):
                 checkout=bool(opts["into"]),
             )
         except sync.SyncError as exc:
+            log.error("Export failed: %s", exc)
             raise CommandError(str(exc), returncode=2) from exc
         self._report(report, opts, len(targets))
         if opts["verify"]:
             recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
         if report.problems:
             for problem in report.problems:
+                log.warning("Recipe not exported: %s", problem)
                 self.stderr.write(problem)
             raise CommandError(
                 f"{len(report.problems)} recipes were not written because a changed field cannot "
