@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from itertools import zip_longest
+from typing import Any
 
 from catalog import hardware, naming
 from catalog.wizard import cpus, rules, steps
@@ -76,7 +77,7 @@ class Answers:
         key = naming.version_key(self.driver)
         return key[0] if key else None
 
-    def changed(self, **changes: object) -> Answers:
+    def changed(self, **changes: Any) -> Answers:
         return replace(self, **changes)
 
 
@@ -222,7 +223,8 @@ def _gpu_entries(names: list[str], ccs: list[str], counts: list) -> list[tuple[s
     entries = _pairs(names, ccs)
     if len(counts) > len(entries):
         raise AnswerError(f"{len(counts)} GPU counts for {len(entries)} GPUs.", "gpu_count")
-    given = [(n, c, k) for (n, c), k in zip_longest(entries, counts, fillvalue=1) if n or c]
+    padded = [*counts, *[1] * (len(entries) - len(counts))]  # a count not given is one
+    given = [(n, c, k) for (n, c), k in zip(entries, padded, strict=True) if n or c]
     total = sum(k for _n, _c, k in given)
     if total > rules.MAX_GPUS:  # refused before any name is looked up
         raise AnswerError(
@@ -325,7 +327,7 @@ def isa_features(isa: IsaInfo) -> frozenset:
 
 def claimed_cpu(cat: Catalogue, claims: tuple[str, ...], arch: str) -> Cpu:
     """A CPU known only by the ISAs said to run on it: what they need, and what that implies."""
-    needed = frozenset().union(*(isa_features(cat.isa(s)) for s in claims))
+    needed = frozenset().union(*(isa_features(cat.known_isa(s)) for s in claims))
     features, assumed = cpus.complete_features(needed, arch)
     return Cpu(features=features, source="isa", assumed=assumed, claims=claims)
 
@@ -352,7 +354,7 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
         errors.append(exc)
         return a
     flag_arch = cpus.infer_arch(flags)
-    claim_arch = cat.isa(claims[0]).arch if claims else ""
+    claim_arch = cat.known_isa(claims[0]).arch if claims else ""
     implied_arch = flag_arch or claim_arch or cpus.target_arch(target)
     if a.arch:
         errors.extend(_arch_contradictions(a.arch, cat, flags, flag_arch, claims, target))
@@ -400,11 +402,11 @@ def _arch_contradictions(
                 "cpu_flags",
             )
         )
-    claim_arch = cat.isa(claims[0]).arch if claims else ""
+    claim_arch = cat.known_isa(claims[0]).arch if claims else ""
     if claim_arch and claim_arch != arch:
         errors.append(
             AnswerError(
-                f"Contradictory answers: {cat.isa(claims[0]).label} is an {claim_arch} ISA, but "
+                f"Contradictory answers: {cat.isa_label(claims[0])} is an {claim_arch} ISA, but "
                 f"the machine is {arch}.",
                 "isa",
             )

@@ -155,7 +155,7 @@ def isas(values: list[str], catalogue: Catalogue) -> list[str]:
                 choices = ", ".join(i.slug for i in catalogue.isas)
                 raise AnswerError(f"Unknown CPU ISA {word!r}: choose one of {choices}.")
             slugs.append(found[0])
-    arches = {catalogue.isa(s).arch for s in slugs}
+    arches = {catalogue.known_isa(s).arch for s in slugs}
     if len(arches) > 1:
         raise AnswerError(f"The ISAs {', '.join(slugs)} belong to different architectures.")
     return list(dict.fromkeys(slugs))

@@ -176,6 +176,18 @@ class Catalogue:
         """Each ISA with its label (naming.resolve_name)."""
         return self.memo("written-isa-names", _isa_names)
 
+    def known_isa(self, slug: str) -> IsaInfo:
+        """An ISA the answers' readers have checked is catalogued (KeyError otherwise)."""
+        isa = self.isa(slug)
+        if isa is None:
+            raise KeyError(f"no CPU ISA {slug!r} in the catalogue")
+        return isa
+
+    def isa_label(self, slug: str) -> str:
+        """An ISA's label; the slug itself for one the catalogue lacks."""
+        isa = self.isa(slug)
+        return isa.label if isa else slug
+
     def memo(self, key: str, build: Callable[[Catalogue], T]) -> T:
         """`build(self)`, computed once per snapshot (lookup tables derived from the records)."""
         if key not in self._index:
@@ -194,7 +206,7 @@ class Catalogue:
         isas: Iterable[Any],
     ) -> Catalogue:
         return cls(
-            variants=[
+            variants=tuple(
                 VariantInfo(
                     pname=v.pname,
                     repository=v.branch.repository,
@@ -209,14 +221,14 @@ class Catalogue:
                     status=v.status,
                 )
                 for v in variants
-            ],
-            branches=[
+            ),
+            branches=tuple(
                 BranchInfo(
                     repository=b.repository,
                     name=b.name,
                     pytorch_version=b.pytorch_version,
                     python_version=b.python_version,
-                    cuda_versions=list(b.cuda_versions or []),
+                    cuda_versions=tuple(b.cuda_versions or ()),
                     torchvision_version=getattr(b, "torchvision_version", "") or "",
                     min_driver=b.min_driver,
                     is_default=bool(b.is_default),
@@ -225,8 +237,8 @@ class Catalogue:
                     purpose=getattr(b, "purpose", "") or "",
                 )
                 for b in branches
-            ],
-            architectures=[
+            ),
+            architectures=tuple(
                 ArchitectureInfo(
                     sm=a.sm,
                     compute_capability=a.compute_capability,
@@ -237,23 +249,23 @@ class Catalogue:
                     label=getattr(a, "label", "") or "",
                 )
                 for a in architectures
-            ],
-            gpu_models=[
-                GpuModelInfo(name=m.name, sm=m.architecture.sm, aliases=list(m.aliases or []))
+            ),
+            gpu_models=tuple(
+                GpuModelInfo(name=m.name, sm=m.architecture.sm, aliases=tuple(m.aliases or ()))
                 for m in gpu_models
-            ],
-            isas=[
+            ),
+            isas=tuple(
                 IsaInfo(
                     slug=i.slug,
                     label=i.label,
                     arch=i.arch,
                     rank=i.rank,
-                    compiler_flags=list(i.compiler_flags or []),
-                    required_features=list(i.required_features or []),
+                    compiler_flags=tuple(i.compiler_flags or ()),
+                    required_features=tuple(i.required_features or ()),
                     hardware=getattr(i, "hardware", "") or "",
                 )
                 for i in isas
-            ],
+            ),
         )
 
 
