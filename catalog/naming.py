@@ -224,7 +224,7 @@ def cuda_set_attr(cuda_version: str) -> str:
 
 def recipe_path(pname: str) -> str:
     """Where a variant's recipe lives inside a build repo checkout."""
-    return f".flox/pkgs/{pname}.nix"
+    return f"{vocabulary.PKGS_DIR}/{pname}.nix"
 
 
 def version_key(version: str) -> tuple[int, ...]:
