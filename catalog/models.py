@@ -89,6 +89,14 @@ class GpuArchitecture(models.Model):
     max_cuda = models.CharField(
         "last CUDA", max_length=10, blank=True, help_text="newest CUDA that still targets it"
     )
+    host_arch = models.CharField(
+        "host CPU architecture",
+        max_length=10,
+        choices=CPU_ARCHES,
+        blank=True,
+        help_text="the CPU of the system the GPU is built into (DRIVE Thor, DGX Spark); "
+        "blank: any host",
+    )
     features = models.TextField(blank=True)
     notes = models.TextField(blank=True)
 
@@ -590,7 +598,7 @@ class Variant(SafeNames, models.Model):
 
 
 class BuildRecord(models.Model):
-    STATUSES = [(k, label) for k, label in STATUSES if k in ("building", "built", "failed")]
+    STATUSES = [(k, label) for k, label in STATUSES if k in vocabulary.BUILD_STATUSES]
     variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="builds")
     status = models.CharField(max_length=10, choices=STATUSES)
     started_at = models.DateTimeField()

@@ -131,17 +131,12 @@ class Backend:
     label: str
     blas: tuple[str, ...]  # BLAS keys a variant of this backend may use; the first is the default
     platforms: tuple[str, ...]  # PLATFORMS keys it can target
-    has_gpu_arch: bool
-    has_cpu_isa: bool
-    has_cuda: bool
 
 
 BACKENDS = {
-    "cuda": Backend("CUDA", ("cublas",), ("x86_64-linux", "aarch64-linux"), True, True, True),
-    "cpu": Backend(
-        "CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux"), False, True, False
-    ),
-    "mps": Backend("Apple MPS", ("veclib",), ("aarch64-darwin",), False, False, False),
+    "cuda": Backend("CUDA", ("cublas",), ("x86_64-linux", "aarch64-linux")),
+    "cpu": Backend("CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux")),
+    "mps": Backend("Apple MPS", ("veclib",), ("aarch64-darwin",)),
 }
 
 
@@ -200,6 +195,8 @@ class Status:
     label: str
 
 
+# A build record is one of these (catalog.models.BuildRecord); a variant any of STATUSES.
+BUILD_STATUSES = ("building", "built", "failed")
 STATUSES = {
     "planned": Status("Planned"),
     "recipe": Status("Recipe"),

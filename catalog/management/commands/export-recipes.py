@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog import vocabulary
 from catalog.recipes import verify as recipe_verify
 from catalog.recipes.exporting import sync
 
@@ -38,7 +39,7 @@ class Command(BaseCommand):
             "--library",
             action="append",
             default=[],
-            choices=["pytorch", "torchvision", "torchaudio"],
+            choices=list(vocabulary.LIBRARIES),
             help="only these recipes (repeatable)",
         )
         parser.add_argument(
