@@ -48,6 +48,21 @@ def test_the_wizard_varies_on_htmx(client, htmx):
     assert ("<html" in response.content.decode()) is not htmx
 
 
+@pytest.mark.parametrize(
+    "url, query",
+    [
+        (reverse("catalog:variants"), {"gpu": "sm90"}),
+        (reverse("catalog:variants"), {"gpu": "sm999"}),  # a refusal varies too
+        (reverse("catalog:selector"), {"gpu": "sm90"}),
+    ],
+)
+@pytest.mark.parametrize("htmx", [False, True])
+def test_views_answering_htmx_vary_on_it(client, url, query, htmx):
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = client.get(url, query, **headers)
+    assert "HX-Request" in response.get("Vary", ""), (response.status_code, response.headers)
+
+
 def test_every_catalogue_view_declares_its_methods():
     """A view without a declaration would take any method; the decorators leave a trace."""
     undeclared = []

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, queries
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
@@ -186,6 +187,7 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
 
 
 @require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # the results alone for htmx
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, naming, queries
 from catalog.browse import selector_engine
@@ -87,14 +87,12 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
 
 
 @require_safe
+@vary_on_headers("HX-Request")  # the selector alone for htmx, a redirect otherwise
 def selector(request):
     """The selector alone, for htmx; a plain visit goes to the home page with the same choices."""
     home = reverse("catalog:home")
     if not request.htmx:
         query = request.GET.urlencode()
-        response = HttpResponseRedirect(f"{home}?{query}" if query else home)
-    else:
-        html, status = panel(request.GET)
-        response = HttpResponse(html, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+        return HttpResponseRedirect(f"{home}?{query}" if query else home)
+    html, status = panel(request.GET)
+    return HttpResponse(html, status=status)
