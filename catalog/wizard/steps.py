@@ -7,8 +7,10 @@ records: the engine's input normalisation (catalog.wizard.answers) reads every f
 its reader, the web wizard renders each step's fields in a loop, the API accepts exactly these
 field names, and `which-variant` turns each public field into an option.
 
-Adding a question: add a Step (or a Field to a Step) here, and the rule that uses its value in
-the engine (catalog.wizard.engine, or a table in catalog.wizard.rules). Nothing else.
+Adding a question: add a Step (or a Field to a Step) here, and its rule: a row of a table in
+catalog.wizard.rules (a question that narrows the builds is a `rules.Constraint`), or, for a new
+kind of decision, the engine reading its value. Nothing else (tests/test_wizard_questions.py adds
+one). A Field's `implied_by` names the earlier answers that give it (an NVIDIA GPU: Linux).
 """
 
 from __future__ import annotations
