@@ -285,6 +285,10 @@ MIDDLEWARE += [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"line": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "line"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
+    # The catalogue's own lines (refused imports, failed exports, caught engine and parser
+    # errors with their tracebacks) go to the root's handler.
+    "loggers": {"catalog": {"level": os.environ.get("CATALOG_LOG_LEVEL", "INFO")}},
 }

@@ -231,6 +231,17 @@ def test_make_lint_passes_on_clean_files(clone):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "All checks passed!" in result.stdout
     assert "No changes detected" in result.stdout  # makemigrations --check ran too
+    assert "Success: no issues found" in result.stdout  # mypy over the pure core
+
+
+def test_make_lint_reports_a_type_error_in_the_pure_core(clone):
+    naming = clone / "catalog" / "naming.py"
+    naming.write_text(naming.read_text() + '\n\ndef _typed() -> int:\n    return "text"\n')
+    result = lint(clone, "catalog/naming.py")
+    assert result.returncode != 0
+    assert (
+        "catalog/naming.py" in result.stdout and "Incompatible return value type" in result.stdout
+    )
 
 
 def test_make_lint_reports_every_kind_of_finding_and_fails(clone):

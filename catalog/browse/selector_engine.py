@@ -14,7 +14,7 @@ answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -230,10 +230,16 @@ def _lower(label: str) -> str:
     return label[:1].lower() + label[1:] if label.split()[0][1:].islower() else label
 
 
-def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> dict[str, str]:
+def parse_choices(
+    rows: Sequence[Row],
+    params: Mapping[str, Sequence[str]],
+    resolve: Mapping[str, Callable[[str], Sequence[str]]] | None = None,
+) -> dict[str, str]:
     """The reader's choices from query parameters ({name: [values]}); other names are ignored.
 
-    An empty value means "not chosen"; several values or one the catalogue lacks is a BadChoice."""
+    A value that is not one of a dimension's is read by its `resolve` function, if any (a GPU or
+    ISA as the site writes it elsewhere: 'Hopper', 'sm_90', 'AVX-512'). An empty value means "not
+    chosen"; several values, or one the catalogue lacks, is a BadChoice."""
     chosen = {}
     for dim in DIMENSIONS:
         values = [v for v in params.get(dim.key, ()) if v != ""]
@@ -242,13 +248,26 @@ def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> d
         if len(values) > 1:
             raise BadChoice(f"Choose one {_lower(dim.label)}, not {len(values)}.")
         known = {row.choices[dim.key].value for row in rows}
-        if values[0] not in known:
-            raise BadChoice(
-                f"There is no {_lower(dim.label)} {_shown(values[0])} in the catalogue "
-                f"(choose one of: {', '.join(sorted(known))})."
-            )
-        chosen[dim.key] = values[0]
+        chosen[dim.key] = _known_value(dim, values[0], known, (resolve or {}).get(dim.key))
     return chosen
+
+
+def _known_value(
+    dim: Dimension, value: str, known: set[str], resolve: Callable[[str], Sequence[str]] | None
+) -> str:
+    found = [v for v in resolve(value) if v in known] if resolve and value not in known else []
+    if len(found) > 1:
+        raise BadChoice(
+            f"{_shown(value)} names several: choose one {_lower(dim.label)} of {', '.join(found)}."
+        )
+    if found:
+        return found[0]
+    if value not in known:
+        raise BadChoice(
+            f"There is no {_lower(dim.label)} {_shown(value)} in the catalogue "
+            f"(choose one of: {', '.join(sorted(known))})."
+        )
+    return value
 
 
 def query_string(chosen: Mapping[str, str]) -> str:

@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseNotModified, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, queries
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
@@ -42,6 +42,9 @@ RECORD_FIELDS = [
 LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
 # Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
 KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
+# The page, and the results alone (what htmx swaps in): one template, one fragment mechanism.
+PAGE = "catalog/variants.html"
+RESULTS = "catalog/variants.html#results"
 # Filters shown as checkboxes with counts, in the panel's order.
 CHECKBOX_FILTERS = list(FACETS)
 
@@ -164,28 +167,23 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     if not filterset.is_valid():
         context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
         if partial:
-            return render(request, "partials/variant_results.html", context, status=400)
-        context["results_html"] = render_to_string(
-            "partials/variant_results.html", context, request
-        )
+            return render(request, RESULTS, context, status=400)
         context["facets"] = _facets(filterset)
-        return render(request, "catalog/variants.html", context, status=400)
+        return render(request, PAGE, context, status=400)
 
     if filterset.format == "csv":
         response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return response
-    results_html = render_to_string(
-        "partials/variant_results.html", _results_context(data, filterset)
-    )
+    context = {"filterset": filterset, **_results_context(data, filterset)}
     if partial:
-        return HttpResponse(results_html)
-    facets = _facets(filterset, filterset.facet_counts())
-    context = {"filterset": filterset, "results_html": results_html, "facets": facets}
-    return render(request, "catalog/variants.html", context)
+        return render(request, RESULTS, context)
+    context["facets"] = _facets(filterset, filterset.facet_counts())
+    return render(request, PAGE, context)
 
 
 @require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # the results alone for htmx
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 

@@ -7,6 +7,7 @@ needs, so query counts stay constant) and renders one template.
 import re
 
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import NixLexer
@@ -22,6 +23,7 @@ from catalog.recipes.exporting import sync
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+@require_safe
 def home(request):
     branches = list(queries.branches_overview())
     architectures = list(queries.architectures_overview())
@@ -49,6 +51,7 @@ def _recipe_html(variant):
     return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
 
 
+@require_safe
 def variant_detail(request, repository, branch, pname):
     variant = queries.variant_detail(repository, branch, pname)
     org = request.GET.get("org", "").strip()
@@ -103,6 +106,7 @@ def _compare_groups(variant, candidates):
     return [(name, options) for name, options in groups if options]
 
 
+@require_safe
 def architectures(request):
     return render(
         request,
@@ -111,6 +115,7 @@ def architectures(request):
     )
 
 
+@require_safe
 def architecture_detail(request, sm):
     arch = queries.architecture_detail(sm)
     return render(
@@ -125,10 +130,12 @@ def architecture_detail(request, sm):
     )
 
 
+@require_safe
 def isas(request):
     return render(request, "catalog/isas.html", {"isas": queries.isas_overview()})
 
 
+@require_safe
 def isa_detail(request, slug):
     isa = queries.isa_detail(slug)
     return render(
@@ -157,10 +164,12 @@ def _branch_groups(groups):
     ]
 
 
+@require_safe
 def branches(request):
     return render(request, "catalog/branches.html", {"branches": queries.branches_overview()})
 
 
+@require_safe
 def branch_detail(request, repository, branch):
     branch = queries.branch_detail(repository, branch)
     variants = list(queries.branch_variants(branch))
@@ -178,10 +187,12 @@ def branch_detail(request, repository, branch):
     )
 
 
+@require_safe
 def docs(request):
     return render(request, "catalog/docs.html", {"docs": queries.doc_pages()})
 
 
+@require_safe
 def doc(request, slug):
     page = queries.doc_page(slug)
     return render(
@@ -191,6 +202,7 @@ def doc(request, slug):
     )
 
 
+@require_safe
 def audit(request):
     # The audit validates every record (queries grow with the catalogue), so its result is
     # cached per catalogue version: any write retires it.

@@ -24,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from catalog import naming
+from catalog import naming, vocabulary
 from catalog.models import Branch, CpuIsa, Variant
 from catalog.recipes import exporting
 from catalog.recipes.exporting import readme
@@ -33,7 +33,7 @@ from catalog.recipes.nix.errors import EditError
 
 README = "README.md"
 BUILD_MATRIX = "BUILD_MATRIX.md"
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 
 
 class SyncError(Exception):

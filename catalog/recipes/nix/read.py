@@ -151,7 +151,7 @@ class _Reader:
         """A string literal (through `let` bindings): its value and node."""
         node = self.resolve(node)
         value = S.string_value(self.src, node)
-        return (value, node) if value is not None else None
+        return (value, node) if value is not None and node is not None else None
 
     def strings_in(self, node: Node | None) -> list[Node]:
         if node is None:
@@ -175,26 +175,27 @@ class _Reader:
     def spine(self, node: Node) -> tuple[Node, Node]:
         """Step through the file's functions and `let`s to the expression it evaluates to:
         (that expression as written, and where its variables lead)."""
-        written = None
+        written: Node | None = None
         for _ in range(S.MAX_DEPTH * 4):
-            node = S.unwrap(node)
-            kind = node.type
+            node = S.unwrap(node) or node
+            kind, inner = node.type, None
             if kind == "function_expression":
                 if not self.formals:
                     self.formals = S.formals(self.src, node)
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind == "let_expression":
                 for binding in S.bindings(self.src, node):
                     if len(binding.names) == 1 and binding.names[0]:
                         self.scope[binding.names[0]] = binding
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind in ("with_expression", "assert_expression"):
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind == "variable_expression" and not S.same(self.resolve(node), node):
                 written = written or node
-                node = self.resolve(node)
-            else:
+                inner = self.resolve(node)
+            if inner is None:
                 break
+            node = inner
         return written or node, node
 
     def chain(self, node: Node) -> Chain:
@@ -361,13 +362,16 @@ class _Reader:
         recipe.facts.pytorch_source = PytorchSource("inline", pname=pname)
         return chain
 
-    def imported(self, node: Node) -> Node | None:
+    def imported(self, start: Node) -> Node | None:
         """X in `import X { … }`, `import X` or `callPackage X { … }`."""
+        node: Node | None = start
         for _ in range(3):
             node = S.unwrap(node)
             if node is None or node.type != "apply_expression":
                 return None
             function = S.unwrap(node.child_by_field_name("function"))
+            if function is None:
+                return None
             picked = S.selection(function)
             name = S.attr_name(self.src, picked.attrs[-1]) if picked.attrs else None
             name = name or S.variable_name(self.src, function)
@@ -451,8 +455,9 @@ class _Reader:
                 if n.type == "variable_expression" and self.src.text_of(n) == attr
             ]
             formal = self.formals.get(attr)
-            if formal is not None:
-                recipe.python_nodes.append(formal.child_by_field_name("name"))
+            name = formal.child_by_field_name("name") if formal is not None else None
+            if name is not None:
+                recipe.python_nodes.append(name)
             return
         for binding in self.by_name.get(attr, ()):
             if binding.names != (attr,) or binding.value is None:
@@ -488,7 +493,9 @@ class _Reader:
         targets = recipe.targets
         if targets.shell is not None:
             facts.spans["gpu_targets"] = self.src.span_at(*targets.shell)
-        elif targets.direct or len({n.start_byte for n in targets.literals}) != 1:
+        elif targets.list_node is not None and (
+            targets.direct or len({n.start_byte for n in targets.literals}) != 1
+        ):
             facts.spans["gpu_targets"] = self.src.span(targets.list_node)
         else:  # one `let` binding edits them all: `gpuArchSM = "9.0";`
             facts.spans["gpu_targets"] = self.src.span(targets.literals[0])

@@ -14,6 +14,7 @@ macOS `sysctl -a | grep machdep.cpu`, and `/etc/os-release`.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from catalog.wizard import cpus
@@ -36,6 +37,8 @@ from catalog.wizard.detect.nvidia_smi_q import parse_nvidia_smi_q
 from catalog.wizard.detect.os_release import parse_os_release
 from catalog.wizard.detect.sysctl import parse_sysctl
 from catalog.wizard.detect.uname import parse_uname
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_BYTES",
@@ -94,7 +97,8 @@ def detect(data: object) -> Facts:
     """Recognise and parse pasted tool output (str or bytes). Never raises."""
     try:
         return _detect(data)
-    except Exception as exc:  # a parser bug must not take the page down
+    except Exception as exc:  # a parser bug must not take the page down; it is logged
+        log.exception("A pasted %s could not be read", type(data).__name__)
         return _reject(f"The pasted text could not be read ({type(exc).__name__}: {exc}).")
 
 

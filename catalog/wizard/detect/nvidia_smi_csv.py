@@ -145,7 +145,7 @@ def _gpu(row: dict, facts: Facts) -> GpuFacts:
 def parse(lines: list[str], taken: set[int]) -> tuple[Facts, set[int]]:
     """Rows are grouped in blocks (a header, or a run of rows after other text starts one): the
     same GPUs queried twice (with and without header) are merged, not counted twice."""
-    facts, used = Facts(), set()
+    facts, used = Facts(), set[int]()
     header = None
     loose = _Loose()
     blocks: list[list[GpuFacts]] = []
