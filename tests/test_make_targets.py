@@ -221,9 +221,12 @@ def lint(clone: Path, *paths: str):
     venv = ROOT / ".venv"
     if not (venv / "bin" / "ruff").exists():
         pytest.skip("make setup has not installed ruff into .venv")
-    return make(clone, os.environ["PATH"], "lint", f"VENV={venv}", f"LINT_PATHS={' '.join(paths)}")[
-        0
-    ]
+    # -o: never reinstall into this checkout's .venv from the clone (an editable install would
+    # then point at a folder about to be deleted), whatever the files' times say.
+    stamp = f"-o{venv}/.installed"
+    return make(
+        clone, os.environ["PATH"], stamp, "lint", f"VENV={venv}", f"LINT_PATHS={' '.join(paths)}"
+    )[0]
 
 
 def test_make_lint_passes_on_clean_files(clone):
