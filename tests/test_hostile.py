@@ -994,8 +994,8 @@ class TestExport:
     def test_a_killed_exports_temporary_files_are_removed_on_the_next_run(self, tree, tmp_path):
         pkgs = tree / ".flox/pkgs"
         leftovers = [
-            tree / ".README.md.k2_9xq7a.tmp",
-            pkgs / ".pytorch-python313-cpu.nix.ab12cd34.tmp",
+            tree / ".README.md.variant-catalogue-k2_9xq7a.tmp",
+            pkgs / ".pytorch-python313-cpu.nix.variant-catalogue-ab12cd34.tmp",
         ]
         for path in leftovers:
             path.write_bytes(b"")  # what SIGKILL between mkstemp and the rename leaves
@@ -1003,11 +1003,12 @@ class TestExport:
             tree / ".notes.tmp",
             pkgs / ".x.nix.ab12cd34.tmp.bak",
             pkgs / ".draft.nix.short.tmp",
+            pkgs / ".draft.nix.ab12cd34.tmp",  # mkstemp-like, but not the catalogue's marker
         ]
         for path in kept:
             path.write_text("mine\n")
-        (pkgs / ".dir.nix.ab12cd34.tmp").mkdir()
-        (pkgs / ".link.nix.ab12cd34.tmp").symlink_to(tmp_path / "elsewhere.txt")
+        (pkgs / ".dir.nix.variant-catalogue-ab12cd34.tmp").mkdir()
+        (pkgs / ".link.nix.variant-catalogue-ab12cd34.tmp").symlink_to(tmp_path / "elsewhere.txt")
         (tmp_path / "elsewhere.txt").write_text("theirs\n")
         out = self.export(output=str(tmp_path / "out"), dry_run=True)
         assert all(f"would remove: {p}" in out and p.exists() for p in leftovers)
@@ -1017,6 +1018,6 @@ class TestExport:
         )
         assert "2 removed" in out and not any(p.exists() for p in leftovers)
         assert all(p.read_text() == "mine\n" for p in kept)
-        assert (pkgs / ".dir.nix.ab12cd34.tmp").is_dir()
-        assert (pkgs / ".link.nix.ab12cd34.tmp").is_symlink()
+        assert (pkgs / ".dir.nix.variant-catalogue-ab12cd34.tmp").is_dir()
+        assert (pkgs / ".link.nix.variant-catalogue-ab12cd34.tmp").is_symlink()
         assert (tmp_path / "elsewhere.txt").read_text() == "theirs\n"
