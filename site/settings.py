@@ -167,6 +167,16 @@ if CACHE_BACKEND not in CACHE_BACKENDS:
         f"DJANGO_CACHE must be one of {', '.join(CACHE_BACKENDS)}, not {CACHE_BACKEND!r}."
     )
 CACHES = {"default": CACHE_BACKENDS[CACHE_BACKEND]}
+# The catalogue version alone, in a cache of the same kind that holds nothing else, so culling
+# the default cache's fragments (MAX_ENTRIES) can never drop it (catalog/cache.py).
+CACHES["catalogue-version"] = {
+    **CACHES["default"],
+    "LOCATION": {
+        "locmem": "catalogue-version",
+        "file": str(Path(CACHES["default"]["LOCATION"]) / "version"),
+        "database": "catalogue_version_cache",
+    }[CACHE_BACKEND],
+}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

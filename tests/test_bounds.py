@@ -10,8 +10,10 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 
+from catalog.cache import catalogue_version
 from catalog.models import Variant
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
@@ -64,3 +66,42 @@ class TestExportTouchesOnlyItsOwn:
         assert not witness.exists()
         # The file is unchanged since the import: still proven git's, so pruned.
         assert f"pruned: {stale}" in out and not stale.exists()
+
+
+# ---------------------------------------------------------------- cache keys
+
+
+def entries() -> int:
+    return len(cache._cache)  # LocMemCache under pytest: its entries
+
+
+@pytest.mark.django_db
+class TestCacheKeys:
+    def test_a_repeated_single_valued_parameter_counts_by_its_last_value(self, client):
+        first = client.get("/variants/?format=csv&format=html", follow=True)
+        second = client.get("/variants/?format=html&format=csv", follow=True)
+        assert first["Content-Type"].startswith("text/html")
+        assert second["Content-Type"].startswith("text/csv")
+        assert client.get("/variants/?sort=pname&sort=-pname").url == "/variants/?sort=-pname"
+
+    def test_the_host_port_does_not_split_the_html_cache(self, client):
+        client.get("/variants/", HTTP_HOST="localhost:8000")
+        before = entries()
+        for port in range(1, 30):
+            assert client.get("/variants/", HTTP_HOST=f"localhost:{port}").status_code == 200
+        assert entries() == before
+
+    def test_free_text_searches_add_no_cache_entries(self, client):
+        client.get("/variants/?q=h100")
+        before = entries()
+        for i in range(30):
+            assert client.get(f"/variants/?q=word{i}").status_code == 200
+            assert client.get(f"/api/variants?q=word{i}").status_code == 200
+        assert entries() == before
+
+    def test_culling_the_fragments_cannot_drop_the_catalogue_version(self, client):
+        version = catalogue_version()
+        cache.clear()  # what MAX_ENTRIES culling may do to any fragment
+        assert catalogue_version() == version
+        Variant.objects.first().save()
+        assert catalogue_version() != version
