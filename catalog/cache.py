@@ -168,6 +168,16 @@ def cached(name: str, build, *parts):
     return value
 
 
+def by_content(name: str, build: Callable[[str], str], text: str) -> str:
+    """`build(text)`, cached by the text's hash (valid across catalogue versions)."""
+    key = f"content:{name}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    value = cache.get(key)
+    if value is None:
+        value = build(text)
+        cache.set(key, value, FRAGMENT_TIMEOUT)
+    return value
+
+
 def etag(*parts, version: str | None = None) -> str:
     return f'"{_digest((version or catalogue_version(), *parts))}"'
 

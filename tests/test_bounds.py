@@ -5,7 +5,10 @@ a CPU budget on hostile input; cache keys stay normalised and bounded; request e
 
 from __future__ import annotations
 
+import re
 import shlex
+import time
+from html import unescape
 from io import StringIO
 from pathlib import Path
 
@@ -15,6 +18,9 @@ from django.core.management import call_command
 
 from catalog.cache import catalogue_version
 from catalog.models import Variant
+from catalog.nix.errors import RecipeError
+from catalog.nix.highlight import highlight_nix
+from catalog.nix.read import read_recipe
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
 
@@ -105,3 +111,72 @@ class TestCacheKeys:
         assert catalogue_version() == version
         Variant.objects.first().save()
         assert catalogue_version() != version
+
+
+# ---------------------------------------------------------------- recipes: parsing and highlighting
+
+RECIPE = (Path(__file__).parent / "data/recipes/forms/pytorch-pinned-cuda.nix").read_text()
+
+
+def dotted(parts: int) -> str:
+    """The recipe with a binding whose value is a dotted run of `parts` parts (`x.a.a…`)."""
+    return RECIPE.replace("  gpuArchNum =", f"  long = x{'.a' * (parts - 1)};\n  gpuArchNum =")
+
+
+def cpu_ms(work) -> tuple[float, object]:
+    start = time.process_time()
+    result = work()
+    return (time.process_time() - start) * 1000, result
+
+
+class TestRecipeBounds:
+    def test_a_long_dotted_run_is_refused_with_its_line_before_parsing(self):
+        assert read_recipe(dotted(33)).pname  # 32 dots: read
+        with pytest.raises(RecipeError) as error:
+            read_recipe(dotted(8_000))
+        assert error.value.line == 13 and "7,999 dots" in error.value.reason
+        assert "at most 32" in error.value.reason
+
+    def test_a_recipe_over_32_kib_is_refused(self):
+        with pytest.raises(RecipeError, match="over 32 KiB"):
+            read_recipe(RECIPE + "#" * 32 * 1024)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "x" + ".a" * 16_000,
+            "1" + ".1" * 16_000,
+            '"\\"' * 10_000,
+            "''x" * 10_000,
+            "/*" * 16_000,
+            "<" * 32_000,
+            "in " * 10_000,
+            '"' + "${" * 16_000,
+        ],
+        ids=["dotted", "numbers", "escapes", "indented", "comments", "angles", "words", "interp"],
+    )
+    def test_highlighting_is_linear_and_keeps_every_character(self, text):
+        ms, html = cpu_ms(lambda: highlight_nix(text))
+        assert ms < 150  # about 60 ms at worst here; Pygments took 25 s on the dotted run
+        assert unescape(re.sub(r"<[^>]+>", "", html)) == text
+
+    def test_text_past_the_limit_is_shown_plain(self):
+        text = "let a = 1; in a\n" * 3_000
+        html = highlight_nix(text)
+        assert "<span" not in html and html.count("\n") == 3_000
+
+
+@pytest.mark.django_db
+class TestVariantPageBudget:
+    def test_a_stored_recipe_with_a_long_dotted_run_is_shown_within_budget(self, client):
+        variant = Variant.objects.filter(backend="cuda").first()
+        text = dotted(12_000)  # stored before the import refused such runs
+        Variant.objects.filter(pk=variant.pk).update(
+            recipe_text=text, recipe_facts={"pname": "something-else"}
+        )
+        url = variant.get_absolute_url()
+        first, response = cpu_ms(lambda: client.get(url))
+        assert response.status_code == 200 and ".a.a.a.a" in response.content.decode()
+        assert first < 400  # the page itself (tens of ms) and one highlighting pass
+        again, response = cpu_ms(lambda: client.get(url))
+        assert response.status_code == 200 and again < 100

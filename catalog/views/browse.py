@@ -7,14 +7,12 @@ needs, so query counts stay constant) and renders one template.
 import re
 
 from django.shortcuts import render
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import NixLexer
 
 from catalog import cache, doc_render, lint, naming, recipe_sync, selectors, vocabulary
 from catalog.audit import run_audit
 from catalog.build_commands import DEFAULT_ORG, variant_commands
 from catalog.grid import build_grid
+from catalog.nix.highlight import highlight_nix
 from catalog.views import compare, select
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
@@ -43,9 +41,10 @@ def home(request):
 
 def _recipe_html(variant):
     """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
-    an imported variant's own source, with the catalogue's changes edited in."""
-    [text] = recipe_sync.exported_texts([variant])
-    return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
+    an imported variant's own source, with the catalogue's changes edited in. Both steps are
+    done once: the text per catalogue version, the HTML per text."""
+    [text] = cache.cached("recipe-text", lambda: recipe_sync.exported_texts([variant]), variant.pk)
+    return cache.by_content("recipe-html", highlight_nix, text)
 
 
 def variant_detail(request, repository, branch, pname):
