@@ -19,7 +19,20 @@ class JsonBodyError(ValueError):
     """A body that is not acceptable JSON; the message is one sentence for the client."""
 
 
-def shape_problem(text: str) -> str | None:
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def _nests_deeper(outside: str, limit: int) -> bool:
+    """Whether the first 16 KB outside strings nest deeper than `limit`: innermost pairs are
+    removed a level at a time (bytes.replace), at most `limit` times."""
+    brackets = outside[: 16 * 1024].encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    brackets = brackets.replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(limit):
+        brackets = brackets.replace(b"[]", b"")
+    return b"[]" in brackets or brackets.count(b"[") > limit
+
+
+def shape_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str | None:
     """Why the body has too many elements to decode, or None. Escapes are dropped first, so the
     quotes left delimit strings; what lies between pairs of them is outside every string."""
     plain = text.replace("\\\\", "").replace('\\"', "")
@@ -28,6 +41,8 @@ def shape_problem(text: str) -> str | None:
         return f"The JSON body holds more than {MAX_JSON_STRINGS:,} strings."
     outside = "".join(plain.split('"')[::2])
     if outside.count("[") + outside.count("{") > MAX_JSON_CONTAINERS:
+        if _nests_deeper(outside, limit):
+            return f"The JSON body nests deeper than {limit} levels."
         return f"The JSON body holds more than {MAX_JSON_CONTAINERS:,} arrays and objects."
     if outside.count(",") > MAX_JSON_ITEMS:
         return f"The JSON body holds more than {MAX_JSON_ITEMS:,} values."
@@ -56,7 +71,7 @@ def load_json(body: bytes | str, limit: int = MAX_JSON_DEPTH):
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as exc:
         raise JsonBodyError("The body is not UTF-8 text.") from exc
-    problem = shape_problem(text)
+    problem = shape_problem(text, limit)
     if problem:
         raise JsonBodyError(problem)
     deeper = JsonBodyError(f"The JSON body nests deeper than {limit} levels.")

@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from catalog.cache import catalogue_version
 from catalog.models import Variant
 from catalog.nix.errors import RecipeError
 from catalog.nix.highlight import highlight_nix
 from catalog.nix.read import read_recipe
+from catalog.recommend import detect
+from catalog.views.wizard import api_recommend
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
 
@@ -180,3 +183,45 @@ class TestVariantPageBudget:
         assert first < 400  # the page itself (tens of ms) and one highlighting pass
         again, response = cpu_ms(lambda: client.get(url))
         assert response.status_code == 200 and again < 100
+
+
+# ---------------------------------------------------------------- pastes
+
+PASTE_FIELDS = ["uname", "sysctl", "lscpu", "cpuinfo", "nvidia_smi", "paste"]
+
+
+def lines_of(line: str, count: int, size: int, head: str = "Architecture: x86_64\n") -> str:
+    """`head`, then `count` lines of `line` repeated to fill about `size` bytes."""
+    width = max(len(line), (size - len(head)) // count - 1)
+    return head + ((line * (width // len(line) + 1))[:width] + "\n") * count
+
+
+def post_cpu_ms(data) -> tuple[float, object]:
+    """The server's CPU for one POST /api/recommend (the body is encoded beforehand, and the
+    catalogue the engine reads is loaded by a first request)."""
+    api_recommend(RequestFactory().post("/api/recommend", {"gpu": "H100"}))
+    request = RequestFactory().post("/api/recommend", data)
+    return cpu_ms(lambda: api_recommend(request))
+
+
+@pytest.mark.django_db
+class TestPasteBudget:
+    @pytest.mark.parametrize("line", ["x", "a,b", "Key: value"])
+    def test_six_pastes_at_the_field_limit_are_refused_cheaply(self, line):
+        text = lines_of(line, 256 * 1024 // (len(line) + 1) - 30, 256 * 1024)
+        data = {field: text for field in PASTE_FIELDS}
+        ms, response = post_cpu_ms(data)
+        assert response.status_code == 400 and b"at most 384 KB" in response.content
+        assert ms < 100
+
+    def test_too_many_lines_together_are_refused_with_the_limit(self, client):
+        data = {"lscpu": lines_of("x", 1_600, 20_000), "cpuinfo": lines_of("y", 1_600, 20_000)}
+        response = client.post("/api/recommend", data)
+        assert response.status_code == 400
+        assert "3,204 lines together; at most 3,000" in response.json()["error"]
+
+    def test_detect_refuses_a_paste_of_too_many_lines_before_parsing(self):
+        text = "Architecture: x86_64\n" + "Key: value\n" * 20_000
+        ms, facts = cpu_ms(lambda: detect.detect(text))
+        assert facts.errors and "20,002 lines; at most 2,500" in facts.errors[0]
+        assert ms < 20

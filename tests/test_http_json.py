@@ -12,7 +12,7 @@ def test_reads_ordinary_json():
 @pytest.mark.parametrize("depth", [33, 5000, 1_000_000])
 def test_refuses_deep_nesting(depth):
     body = "[" * depth + "]" * depth
-    with pytest.raises(JsonBodyError, match="deeper than 32|more than 512 arrays"):
+    with pytest.raises(JsonBodyError, match="deeper than 32"):
         load_json(body)
     assert load_json("[" * 32 + "]" * 32)
 
