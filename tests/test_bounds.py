@@ -5,6 +5,7 @@ a CPU budget on hostile input; cache keys stay normalised and bounded; request e
 
 from __future__ import annotations
 
+import io
 import re
 import shlex
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from catalog.cache import catalogue_version
 from catalog.models import Variant
@@ -225,3 +226,55 @@ class TestPasteBudget:
         ms, facts = cpu_ms(lambda: detect.detect(text))
         assert facts.errors and "20,002 lines; at most 2,500" in facts.errors[0]
         assert ms < 20
+
+
+# ---------------------------------------------------------------- unreadable request bodies
+
+
+class NoMoreData(OSError):
+    """What gunicorn raises when a chunked body's connection closes before the last chunk."""
+
+
+class EndsEarly(io.BytesIO):
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        if not chunk:
+            raise NoMoreData("No more data after: b''")
+        return chunk
+
+
+@pytest.mark.django_db
+class TestUnreadableBodies:
+    @pytest.mark.parametrize("path", ["/api/recommend", "/api/builds", "/wizard/", "/"])
+    def test_a_truncated_chunked_body_is_a_400_not_a_500(self, path):
+        client = Client(raise_request_exception=False)
+        meta = {
+            "CONTENT_TYPE": "application/json",
+            "wsgi.input": EndsEarly(b'{"gpu": "H1'),
+            "HTTP_TRANSFER_ENCODING": "chunked",
+            "CONTENT_LENGTH": "",
+            "wsgi.input_terminated": True,
+        }
+        response = client.generic("POST", path, b"", **meta)
+        assert response.status_code == 400
+        if path.startswith("/api/"):
+            assert "ended before its end" in response.json()["error"]
+
+    @pytest.mark.parametrize(
+        ("content_type", "body", "message"),
+        [
+            ("multipart/form-data", b"gpu=H100", "multipart body cannot be read"),
+            ("multipart/form-data; boundary=" + "b" * 5_000, b"--b\r\n", "boundary of 1 to 70"),
+            (
+                "application/x-www-form-urlencoded; charset=utf-16",
+                "gpu=H100".encode("utf-16"),
+                "must be UTF-8 encoded",
+            ),
+        ],
+        ids=["no-boundary", "long-boundary", "utf-16"],
+    )
+    def test_api_errors_for_unreadable_forms_are_json(self, content_type, body, message):
+        client = Client(raise_request_exception=False)
+        response = client.generic("POST", "/api/recommend", body, content_type=content_type)
+        assert response.status_code == 400 and response["Content-Type"] == "application/json"
+        assert message in response.json()["error"]
