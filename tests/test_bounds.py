@@ -27,6 +27,7 @@ from catalog.recommend import detect
 from catalog.views.wizard import api_recommend
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
+from .test_settings_security import manage
 
 # ---------------------------------------------------------------- export
 
@@ -278,3 +279,12 @@ class TestUnreadableBodies:
         response = client.generic("POST", "/api/recommend", body, content_type=content_type)
         assert response.status_code == 400 and response["Content-Type"] == "application/json"
         assert message in response.json()["error"]
+
+
+# ---------------------------------------------------------------- secret key
+
+
+@pytest.mark.parametrize("key", ["changeme" * 7, "password1234" * 5, "0123456789" * 6])
+def test_a_long_but_guessable_secret_key_is_refused_with_debug_off(key):
+    result = manage("check", DJANGO_DEBUG="0", DJANGO_SECRET_KEY=key)
+    assert result.returncode != 0 and "bits of randomness" in result.stderr
