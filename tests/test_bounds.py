@@ -9,6 +9,7 @@ import io
 import re
 import shlex
 import time
+import tracemalloc
 from html import unescape
 from io import StringIO
 from pathlib import Path
@@ -20,6 +21,7 @@ from django.test import Client, RequestFactory
 
 from catalog.cache import catalogue_version
 from catalog.models import Variant
+from catalog.nix import evaluate
 from catalog.nix.errors import RecipeError
 from catalog.nix.highlight import highlight_nix
 from catalog.nix.read import read_recipe
@@ -288,3 +290,39 @@ class TestUnreadableBodies:
 def test_a_long_but_guessable_secret_key_is_refused_with_debug_off(key):
     result = manage("check", DJANGO_DEBUG="0", DJANGO_SECRET_KEY=key)
     assert result.returncode != 0 and "bits of randomness" in result.stderr
+
+
+# ---------------------------------------------------------------- verify-recipes
+
+needs_nix = pytest.mark.skipif(
+    evaluate.nix_instantiate() is None, reason="nix-instantiate is not installed"
+)
+FLOOD = """let
+  line = builtins.concatStringsSep "" (builtins.genList (x: "0123456789abcdef") 262144);
+in builtins.foldl' (acc: i: builtins.trace line acc) 0 (builtins.genList (x: x) 24)
+"""
+
+
+@needs_nix
+class TestVerifyBounded:
+    def test_a_trace_flood_is_cut_off_and_the_python_side_stays_small(self, tmp_path):
+        recipe = tmp_path / "pytorch-python313-cpu-avx.nix"
+        recipe.write_text(FLOOD)  # 24 traces of 4 MiB: 96 MiB of stderr
+        tracemalloc.start()
+        try:
+            [result] = evaluate.evaluate([recipe], jobs=1)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert result.record is None and "wrote more than 64 MiB" in result.error
+        assert peak < 32 * 1024**2  # the stream was 96 MiB
+
+    def test_the_whole_verification_has_a_deadline(self, tmp_path):
+        endless = "let f = n: if n == 0 then 0 else f (n - 1) + f (n - 1); in f 200"
+        paths = [tmp_path / f"pytorch-python313-cpu-{isa}.nix" for isa in ("avx", "avx2", "x")]
+        for path in paths:
+            path.write_text(endless)
+        start = time.monotonic()
+        results = evaluate.evaluate(paths, jobs=1, file_timeout=20, total_timeout=1.5)
+        assert time.monotonic() - start < 8
+        assert all("overall limit (1.5 s)" in r.error for r in results)
