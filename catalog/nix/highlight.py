@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import re
 
-MAX_HIGHLIGHT = 32 * 1024  # the import's limit (catalog/nix/read.py)
+MAX_HIGHLIGHT = 16 * 1024  # the import's limit (catalog/nix/read.py)
 KEYWORDS = frozenset({"let", "in", "with", "rec", "inherit", "if", "then", "else", "assert", "or"})
 CONSTANTS = frozenset({"true", "false", "null"})
 BUILTINS = frozenset({"import", "builtins", "throw", "abort", "derivation", "map", "toString"})

@@ -25,7 +25,7 @@ from .syntax import Binding, Chain, Source
 
 # A recipe is a few kilobytes (the largest real one 7 KB); anything near this is not one, and
 # reading it costs time (tree-sitter about 1 ms per KB, the page's highlighting as much).
-MAX_RECIPE_CHARS = 32 * 1024
+MAX_RECIPE_CHARS = 16 * 1024
 # Dots in one run of name characters (`x.a.a.a…`, `1.1.1…`): tree-sitter's Nix lexer rescans the
 # rest of such a run at each dot (a path might follow), so its time grows with the square of the
 # run (8,000 dots: 0.9 s). Real recipes have at most 4.
