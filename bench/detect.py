@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from catalog.recommend import detect  # noqa: E402
-from catalog.recommend.detect.facts import split_lines  # noqa: E402
+from catalog.wizard import detect  # noqa: E402
+from catalog.wizard.detect.facts import split_lines  # noqa: E402
 from tests.hostile_inputs import inputs  # noqa: E402
 
 PARSERS = {source: parse for source, _markers, parse in detect.PARSERS}

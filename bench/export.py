@@ -21,9 +21,10 @@ django.setup()
 
 from django.db import transaction  # noqa: E402
 
-from catalog import recipe_sync, recipe_verify  # noqa: E402
-from catalog.nix import evaluate, verify  # noqa: E402
-from catalog.nix.edit import edit_recipe  # noqa: E402
+from catalog.recipes import verify as recipe_verify  # noqa: E402
+from catalog.recipes.exporting import sync  # noqa: E402
+from catalog.recipes.nix import evaluate, verify  # noqa: E402
+from catalog.recipes.nix.edit import edit_recipe  # noqa: E402
 from tests.export_data import PYTORCH_2_8, import_tree, real_checkout  # noqa: E402
 from tests.nix_data import REAL  # noqa: E402
 
@@ -44,12 +45,12 @@ def verify_trees(roots) -> str:
 
 def main():
     with tempfile.TemporaryDirectory() as out:
-        targets = [(Path(out) / b.repository / b.name, b) for b in recipe_sync.select_branches()]
+        targets = [(Path(out) / b.repository / b.name, b) for b in sync.select_branches()]
         start = time.perf_counter()
-        first = recipe_sync.export_recipes(targets)
+        first = sync.export_recipes(targets)
         cold = time.perf_counter() - start
         start = time.perf_counter()
-        second = recipe_sync.export_recipes(targets)
+        second = sync.export_recipes(targets)
         noop = time.perf_counter() - start
         checked = verify_trees([root for root, _ in targets])
     print(
@@ -66,9 +67,9 @@ def main():
         transaction.set_rollback(True)
 
 
-def timed_export(root: Path, branch, **options) -> tuple[float, recipe_sync.ExportReport]:
+def timed_export(root: Path, branch, **options) -> tuple[float, sync.ExportReport]:
     start = time.perf_counter()
-    report = recipe_sync.export_recipes([(root, branch)], checkout=True, **options)
+    report = sync.export_recipes([(root, branch)], checkout=True, **options)
     return time.perf_counter() - start, report
 
 

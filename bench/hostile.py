@@ -95,11 +95,11 @@ def main() -> None:
     from django.test import RequestFactory
 
     from catalog.http import JsonBodyError, load_json
-    from catalog.nix.errors import RecipeError
-    from catalog.nix.highlight import highlight_nix
-    from catalog.nix.read import read_recipe
-    from catalog.recommend import detect
-    from catalog.views.wizard import api_recommend
+    from catalog.recipes.nix.errors import RecipeError
+    from catalog.recipes.nix.highlight import highlight_nix
+    from catalog.recipes.nix.read import read_recipe
+    from catalog.wizard import detect
+    from catalog.wizard.views import api_recommend
 
     factory = RequestFactory()
     api_recommend(factory.post("/api/recommend", {"gpu": "H100"}))  # loads the catalogue

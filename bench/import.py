@@ -26,7 +26,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from catalog import git_source  # noqa: E402
+from catalog.recipes import git_source  # noqa: E402
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real-recipes"
 SOURCES = [

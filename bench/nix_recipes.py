@@ -1,4 +1,4 @@
-"""Time parsing, reading and editing recipes with `catalog.nix` (no database involved).
+"""Time parsing, reading and editing recipes with `catalog.recipes.nix` (no database involved).
 
 Usage: .venv/bin/python bench/nix_recipes.py [DIR ...]
 Reads every .nix under the given folders (default: ../shared/real-recipes, the real
@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from catalog.nix.edit import EDITORS, edit_recipe  # noqa: E402
-from catalog.nix.read import read_recipe  # noqa: E402
-from catalog.nix.syntax import Source  # noqa: E402
+from catalog.recipes.nix.edit import EDITORS, edit_recipe  # noqa: E402
+from catalog.recipes.nix.read import read_recipe  # noqa: E402
+from catalog.recipes.nix.syntax import Source  # noqa: E402
 
 REAL_RECIPES = Path(__file__).resolve().parent.parent.parent / "shared" / "real-recipes"
 REPOSITORY_RECIPES = 1355

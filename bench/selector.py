@@ -1,8 +1,8 @@
 """Timings of the selector and compare: the pure narrowing engine, then the pages.
 
-The engine's figures are per call of `facets.narrow` over every variant; the pages' are server
-side through Django's test client against the dev database (`make setup` loads it): "cold" with
-an empty cache (the rows fetched again), "warm" with the rows cached.
+The engine's figures are per call of `selector_engine.narrow` over every variant; the pages' are
+server side through Django's test client against the dev database (`make setup` loads it): "cold"
+with an empty cache (the rows fetched again), "warm" with the rows cached.
 
     python bench/selector.py [-n 15]
 """
@@ -25,7 +25,8 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from catalog import facets, selectors  # noqa: E402
+from catalog import queries  # noqa: E402
+from catalog.browse import selector_engine  # noqa: E402
 
 UNIQUE = "gpu=sm90&isa=avx512&cuda=12.8&branch=build-pytorch%3Amain&library=pytorch"
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -79,12 +80,12 @@ def main():
     parser.add_argument("-n", type=int, default=15, help="runs per figure (default 15)")
     args = parser.parse_args()
 
-    rows = facets.rows_from_records(selectors.selector_records())
+    rows = selector_engine.rows_from_records(queries.selector_records())
     print(f"{len(rows)} variants, median of {args.n} runs\n")
-    fetch = median_ms(lambda: facets.rows_from_records(selectors.selector_records()), args.n)
+    fetch = median_ms(lambda: selector_engine.rows_from_records(queries.selector_records()), args.n)
     print(f"{'rows: one query + rows_from_records':44} {fetch:8.1f} ms")
     for label, chosen in CHOICES:
-        ms = median_ms(lambda chosen=chosen: facets.narrow(rows, chosen), args.n)
+        ms = median_ms(lambda chosen=chosen: selector_engine.narrow(rows, chosen), args.n)
         print(f"{'narrow, ' + label:44} {ms:8.1f} ms")
 
     client = Client()

@@ -3,7 +3,7 @@ from django.contrib import admin, messages
 from django.db import models
 from django.utils.html import format_html
 
-from catalog import naming, recipe_sync
+from catalog import naming
 from catalog.models import (
     ApiToken,
     Branch,
@@ -15,7 +15,8 @@ from catalog.models import (
     SourceClaim,
     Variant,
 )
-from catalog.nix.errors import EditError
+from catalog.recipes.exporting import sync
+from catalog.recipes.nix.errors import EditError
 
 
 class GpuModelInline(admin.TabularInline):
@@ -211,7 +212,7 @@ class VariantAdmin(admin.ModelAdmin):
         if not obj.recipe_text:
             return "—"
         try:
-            diff = recipe_sync.export_diff(obj)
+            diff = sync.export_diff(obj)
         except EditError as exc:
             return format_html(
                 '<p class="errornote">Export cannot write this recipe: {} cannot be edited in '

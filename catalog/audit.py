@@ -418,9 +418,9 @@ def lint_records() -> list[lint.VariantRecord]:
     seeded one is checked as the recipe the catalogue renders for it (`recipe_facts`)."""
     from pathlib import PurePosixPath
 
-    from catalog.exporters.nix import recipe_facts
-    from catalog.importers.recipes import facts_from_json
     from catalog.models import Variant
+    from catalog.recipes.exporting.nix import recipe_facts
+    from catalog.recipes.importing.recipes import facts_from_json
 
     variants = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa", "depends_on__branch")
     records = []

@@ -1,26 +1,28 @@
 from django.urls import path
 
-from catalog.views import browse, builds, compare, matrix, select, wizard
+from catalog.browse.views import compare, matrix, pages, select
+from catalog.views import builds
+from catalog.wizard import views as wizard
 
 app_name = "catalog"
 
 urlpatterns = [
-    path("", browse.home, name="home"),
-    # Reference pages (catalog/views/browse.py)
+    path("", pages.home, name="home"),
+    # Reference pages (catalog/browse/views/pages.py)
     path(
         "variants/<str:repository>/<str:branch>/<str:pname>/",
-        browse.variant_detail,
+        pages.variant_detail,
         name="variant",
     ),
-    path("architectures/", browse.architectures, name="architectures"),
-    path("architectures/<slug:sm>/", browse.architecture_detail, name="architecture"),
-    path("isas/", browse.isas, name="isas"),
-    path("isas/<slug:slug>/", browse.isa_detail, name="isa"),
-    path("branches/", browse.branches, name="branches"),
-    path("branches/<str:repository>/<str:branch>/", browse.branch_detail, name="branch"),
-    path("docs/", browse.docs, name="docs"),
-    path("docs/<slug:slug>/", browse.doc, name="doc"),
-    path("audit/", browse.audit, name="audit"),
+    path("architectures/", pages.architectures, name="architectures"),
+    path("architectures/<slug:sm>/", pages.architecture_detail, name="architecture"),
+    path("isas/", pages.isas, name="isas"),
+    path("isas/<slug:slug>/", pages.isa_detail, name="isa"),
+    path("branches/", pages.branches, name="branches"),
+    path("branches/<str:repository>/<str:branch>/", pages.branch_detail, name="branch"),
+    path("docs/", pages.docs, name="docs"),
+    path("docs/<slug:slug>/", pages.doc, name="doc"),
+    path("audit/", pages.audit, name="audit"),
     # Build status (catalog/views/builds.py)
     path("api/builds", builds.api_builds, name="api-builds"),
     path(
@@ -31,14 +33,14 @@ urlpatterns = [
     path(
         "branches/<str:repository>/<str:branch>/badge.svg", builds.branch_badge, name="branch-badge"
     ),
-    # Variant matrix and its data out (catalog/views/matrix.py)
+    # Variant matrix and its data out (catalog/browse/views/matrix.py)
     path("variants/", matrix.variant_matrix, name="variants"),
     path("api/variants", matrix.api_variants, name="api-variants"),
-    # Which variant? (catalog/views/wizard.py)
+    # Which variant? (catalog/wizard/views.py)
     path("wizard/", wizard.wizard, name="wizard"),
     path("api/recommend", wizard.api_recommend, name="api-recommend"),
-    # Choosing and comparing (catalog/views/select.py, catalog/views/compare.py)
+    # Choosing and comparing (catalog/browse/views/select.py, catalog/browse/views/compare.py)
     path("select/", select.selector, name="selector"),
     path("compare/", compare.compare, name="compare"),
-    # Routes are grouped by area; each area's views live in catalog/views/<area>.py.
+    # Routes are grouped by use: browse/views/, wizard/views.py, and core views in views/.
 ]

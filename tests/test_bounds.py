@@ -21,12 +21,12 @@ from django.test import Client, RequestFactory
 
 from catalog.cache import catalogue_version
 from catalog.models import Variant
-from catalog.nix import evaluate
-from catalog.nix.errors import RecipeError
-from catalog.nix.highlight import highlight_nix
-from catalog.nix.read import read_recipe
-from catalog.recommend import detect
-from catalog.views.wizard import api_recommend
+from catalog.recipes.nix import evaluate
+from catalog.recipes.nix.errors import RecipeError
+from catalog.recipes.nix.highlight import highlight_nix
+from catalog.recipes.nix.read import read_recipe
+from catalog.wizard import detect
+from catalog.wizard.views import api_recommend
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
 from .test_settings_security import manage

@@ -2,9 +2,9 @@
 
 import pytest
 
-from catalog.exporters import render_recipe
+from catalog.browse.views.compare import recipe_diff
 from catalog.models import Variant
-from catalog.views.compare import recipe_diff
+from catalog.recipes.exporting import render_recipe
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from catalog.exporters.recipe_text import (
+from catalog.models import CpuIsa, GpuArchitecture, Variant
+from catalog.recipes.exporting.recipe_text import (
     CatalogueValues,
     IsaFlags,
     changed_fields,
@@ -20,9 +21,8 @@ from catalog.exporters.recipe_text import (
     sm_of_targets,
     wanted_facts,
 )
-from catalog.models import CpuIsa, GpuArchitecture, Variant
-from catalog.nix.errors import EditError
-from catalog.nix.read import read_recipe
+from catalog.recipes.nix.errors import EditError
+from catalog.recipes.nix.read import read_recipe
 
 from .export_data import PYTORCH_2_8, TORCHVISION_12_9, git, import_tree, real_checkout
 from .nix_data import BUILD_PYTORCH, real_text

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from catalog import audit, naming
 from catalog.lint import RULES, ArchFacts, VariantRecord, expected_platforms, lint
 from catalog.models import Branch, GpuArchitecture, Variant
-from catalog.nix import evaluate
+from catalog.recipes.nix import evaluate
 
 ARCHS = {
     "sm61": ArchFacts("sm61", "8.0", "12.9"),

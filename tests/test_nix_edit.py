@@ -1,4 +1,4 @@
-"""catalog.nix.edit: fields change in place, every other byte is kept.
+"""catalog.recipes.nix.edit: fields change in place, every other byte is kept.
 
 Checked on the form fixtures and on the real recipes (../shared/real-recipes, skipped with
 a reason when absent): no-op identity, one-line diffs for a pin and a CPU flag, insertions
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.nix.edit import EDITORS, edit_recipe
-from catalog.nix.errors import EditError, RecipeError
-from catalog.nix.read import read_recipe
+from catalog.recipes.nix.edit import EDITORS, edit_recipe
+from catalog.recipes.nix.errors import EditError, RecipeError
+from catalog.recipes.nix.read import read_recipe
 
 from .nix_data import BUILD_PYTORCH, FORMS, REAL, fixture_text, real_paths, real_text
 

@@ -1,4 +1,4 @@
-"""catalog.nix.read: every recipe form reads, as written; only non-recipes are refused.
+"""catalog.recipes.nix.read: every recipe form reads, as written; only non-recipes are refused.
 
 Fixtures in tests/data/recipes/forms are small recipes written for these tests, one per form
 and per optional part worth naming as absent. The real recipes are read from
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from catalog import vocabulary
-from catalog.nix.edit import edit_recipe
-from catalog.nix.errors import RecipeError
-from catalog.nix.facts import PytorchSource, RecipeFacts
-from catalog.nix.read import read_recipe
+from catalog.recipes.nix.edit import edit_recipe
+from catalog.recipes.nix.errors import RecipeError
+from catalog.recipes.nix.facts import PytorchSource, RecipeFacts
+from catalog.recipes.nix.read import read_recipe
 
 from .nix_data import (
     BUILD_PYTORCH,

@@ -1,14 +1,14 @@
-"""catalog.nix.read on what the catalogue exports: every seeded variant's rendered recipe reads
-back with the catalogue's own values (the only test of the Nix package that needs the
+"""catalog.recipes.nix.read on what the catalogue exports: every seeded variant's rendered recipe
+reads back with the catalogue's own values (the only test of the Nix package that needs the
 database, for the seed catalogue)."""
 
 import pytest
 
 from catalog import naming
-from catalog.exporters import profiles, render_recipe
 from catalog.models import Variant
-from catalog.nix.edit import edit_recipe
-from catalog.nix.read import read_recipe
+from catalog.recipes.exporting import profiles, render_recipe
+from catalog.recipes.nix.edit import edit_recipe
+from catalog.recipes.nix.read import read_recipe
 
 pytestmark = pytest.mark.django_db
 

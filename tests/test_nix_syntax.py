@@ -1,4 +1,5 @@
-"""catalog.nix.syntax: the tree keeps every byte; bindings, strings, lists, chains, errors."""
+"""catalog.recipes.nix.syntax: the tree keeps every byte; bindings, strings, lists, chains,
+errors."""
 
 import os
 import subprocess
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.nix import syntax as S
-from catalog.nix.syntax import Source
+from catalog.recipes.nix import syntax as S
+from catalog.recipes.nix.syntax import Source
 
 
 def value_of(src: Source, *path: str):
@@ -135,7 +136,8 @@ def test_a_valid_file_has_no_problem():
 
 def test_the_package_imports_without_django():
     code = (
-        "import sys, catalog.nix.read, catalog.nix.edit, catalog.nix.syntax; "
+        "import sys, catalog.recipes.nix.read, catalog.recipes.nix.edit, "
+        "catalog.recipes.nix.syntax; "
         "sys.exit('django' in sys.modules)"
     )
     root = Path(__file__).resolve().parent.parent

@@ -500,7 +500,7 @@ def test_500_page_is_in_the_site_style(client):
 def test_variant_page_shows_exactly_the_exported_recipe_highlighted(client, url):
     import html as html_lib
 
-    from catalog.exporters import render_recipe
+    from catalog.recipes.exporting import render_recipe
 
     body = text(client.get(url))
     recipe = body.split('<div class="recipe">')[1].split("</pre></div>")[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from catalog import naming
-from catalog.recommend import (
+from catalog.wizard.snapshot import (
     ArchitectureInfo,
     BranchInfo,
     Catalogue,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.recommend import detect as d
-from catalog.recommend.gpus import normalise_gpu_name, resolve_gpu_name
+from catalog.wizard import detect as d
+from catalog.wizard.gpus import normalise_gpu_name, resolve_gpu_name
 
 HOSTS = Path(__file__).parent / "data" / "hosts"
 SHARED = Path("/work/shared/samples/hosts/h100-xeon")
@@ -33,7 +33,7 @@ def paste(host):
 
 def test_importing_the_engine_does_not_import_django():
     code = (
-        "import sys, catalog.recommend, catalog.recommend.engine, catalog.recommend.detect;"
+        "import sys, catalog.wizard, catalog.wizard.engine, catalog.wizard.detect;"
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'));"
         "print(bad); sys.exit(1 if bad else 0)"
     )

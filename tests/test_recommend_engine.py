@@ -13,8 +13,11 @@ from pathlib import Path
 import archspec.cpu
 import pytest
 
-from catalog.recommend import Catalogue, detect_hardware, recommend, rules, steps
-from catalog.recommend.answers import normalise
+from catalog.wizard import rules, steps
+from catalog.wizard.answers import normalise
+from catalog.wizard.detect import detect as detect_hardware
+from catalog.wizard.engine import recommend
+from catalog.wizard.snapshot import Catalogue
 from tests.test_recommend_catalogue import catalogue
 
 HOSTS = Path(__file__).parent / "data" / "hosts"

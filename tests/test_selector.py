@@ -140,11 +140,12 @@ def test_select_query_count_is_constant(client, django_assert_max_num_queries, q
 
 
 def test_selector_records_hold_what_the_engine_reads():
-    from catalog import facets, selectors
+    from catalog import queries
+    from catalog.browse import selector_engine
 
-    records = selectors.selector_records()
+    records = queries.selector_records()
     assert len(records) == Variant.objects.count()
-    assert set(records[0]) == set(facets.RECORD_KEYS)
+    assert set(records[0]) == set(selector_engine.RECORD_KEYS)
 
 
 def test_select_varies_on_htmx(client):

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog.models import CpuIsa, Variant
-from catalog.nix import evaluate, verify
+from catalog.recipes.nix import evaluate, verify
 
 pytestmark = pytest.mark.django_db
 NIX = shutil.which("nix-instantiate")
@@ -619,7 +619,7 @@ def test_evaluation_works_as_an_unprivileged_user_without_a_home():
         pytest.skip("no system Python 3.11+ that the unprivileged user can run")
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
-        "from catalog.nix import evaluate; "
+        "from catalog.recipes.nix import evaluate; "
         "results = evaluate.evaluate(sorted(Path(sys.argv[2]).glob('*.nix'))); "
         "print(sum(r.record is not None for r in results), len(results))"
     )

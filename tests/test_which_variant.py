@@ -15,7 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from catalog import host_probe, wizard_cli
+from catalog.wizard import cli as wizard_cli
+from catalog.wizard import host_probe
 from tests.test_wizard_api import CASES, HOSTS, Case, check_body, host_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -261,7 +262,7 @@ def test_detect_with_a_driver_that_does_not_answer_is_no_gpu(tmp_path, monkeypat
 def test_probe_needs_only_the_standard_library():
     """--detect's probe runs on hosts without Django: it imports nothing outside the stdlib."""
     code = (
-        "import sys; import catalog.host_probe; "
+        "import sys; import catalog.wizard.host_probe; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'archspec')]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -286,8 +287,8 @@ def test_a_big_cpuinfo_is_trimmed_to_whole_processor_blocks():
 
 @pytest.mark.django_db
 def test_detect_replaying_the_real_h100_capture(tmp_path, monkeypatch):
-    """tests/data/hosts/h100-detect/ is what `python3 -m catalog.host_probe --save` read on a real
-    H100 machine (no Django there); tests/data/detect-runs/h100.json is `which-variant --detect
+    """tests/data/hosts/h100-detect/ is what `python3 -m catalog.wizard.host_probe --save` read on a
+    real H100 machine (no Django there); tests/data/detect-runs/h100.json is `which-variant --detect
     --json` over exactly those outputs."""
     bin_dir = tmp_path / "bin"
     fake_nvidia_smi(bin_dir, host="h100-detect")

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from catalog.recommend import rules, steps
+from catalog.wizard import rules, steps
 from tests.test_which_variant import cli
 from tests.test_wizard_api import HASWELL, host_texts
 

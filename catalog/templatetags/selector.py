@@ -7,7 +7,7 @@ with nothing chosen, folded, its buttons leading to the home page."""
 from django import template
 from django.utils.safestring import mark_safe
 
-from catalog.views import select
+from catalog.browse.views import select
 
 register = template.Library()
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import recipe_sync, recipe_verify
+from catalog.recipes import verify as recipe_verify
+from catalog.recipes.exporting import sync
 
 
 class Command(BaseCommand):
@@ -59,19 +60,17 @@ class Command(BaseCommand):
         try:
             if opts["into"]:
                 if len(opts["repository"]) != 1 or len(opts["branch"]) != 1:
-                    raise recipe_sync.SyncError(
+                    raise sync.SyncError(
                         "--into writes one branch: give exactly one --repository and one --branch."
                     )
                 targets = [
-                    recipe_sync.checkout_target(
-                        opts["into"], opts["repository"][0], opts["branch"][0]
-                    )
+                    sync.checkout_target(opts["into"], opts["repository"][0], opts["branch"][0])
                 ]
             else:
-                targets = recipe_sync.export_targets(
+                targets = sync.export_targets(
                     Path(opts["output"]), opts["repository"], opts["branch"]
                 )
-            report = recipe_sync.export_recipes(
+            report = sync.export_recipes(
                 targets,
                 libraries=opts["library"],
                 dry_run=opts["dry_run"],
@@ -79,7 +78,7 @@ class Command(BaseCommand):
                 prune=opts["prune"],
                 checkout=bool(opts["into"]),
             )
-        except recipe_sync.SyncError as exc:
+        except sync.SyncError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         self._report(report, opts, len(targets))
         if opts["verify"]:

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import recipe_verify
-from catalog.nix import evaluate, verify
+from catalog.recipes import verify as recipe_verify
+from catalog.recipes.nix import evaluate, verify
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """`python manage.py which-variant`: which variant should this machine use?
 
-The logic lives in catalog.wizard_cli (input and output shared with /wizard/ and /api/recommend
-through catalog.wizard_input and catalog.wizard_output); this module only wires it up. Exit
+The logic lives in catalog.wizard.cli (input and output shared with /wizard/ and /api/recommend
+through catalog.wizard.inputs and catalog.wizard.output); this module only wires it up. Exit
 codes: 0 a variant fits, 1 no variant fits this hardware, 2 invalid input (CommandError).
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from catalog import wizard_cli
+from catalog.wizard import cli
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        wizard_cli.add_arguments(parser)
+        cli.add_arguments(parser)
 
     def handle(self, *args: str, **options: Any) -> None:
-        wizard_cli.run(options, self.stdout, self.stderr)
+        cli.run(options, self.stdout, self.stderr)

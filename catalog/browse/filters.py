@@ -1,0 +1,243 @@
+"""The variant matrix's filters: one FilterSet for /variants/ (page, grid, CSV) and /api/variants.
+
+Several values of one parameter are alternatives (`?gpu=sm89&gpu=sm90`: either); different
+parameters narrow each other. Values that come from the data (branch names, architectures, ISAs,
+CUDA and Python versions) are passed in as `choices` so the caller can cache them; a value that is
+not one of them is a form error on that field, never an empty result or a crash.
+"""
+
+from __future__ import annotations
+
+import re
+
+import django_filters
+from django import forms
+from django.db.models import Count, Q, QuerySet
+
+from catalog import queries
+from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, GpuArchitecture
+
+VIEWS = [("list", "List"), ("grid", "Grid")]
+FORMATS = [("html", "Web page"), ("csv", "CSV")]
+# Sort keys people use (?sort=gpu, ?sort=-python) and the fields they order by.
+SORT_FIELDS = {
+    "pname": "pname",
+    "branch": "branch__name",
+    "library": "library",
+    "gpu": "gpu_arch__arch_number",
+    "isa": "cpu_isa__slug",
+    "cuda": "cuda_version",
+    "python": "python_version",
+    "platform": "platform",
+    "status": "status",
+}
+# What the sort menu and the list's headings call each key.
+SORT_LABELS = {
+    "pname": "Name",
+    "branch": "Branch",
+    "library": "Library",
+    "gpu": "GPU architecture",
+    "isa": "CPU ISA",
+    "cuda": "CUDA",
+    "python": "Python",
+    "platform": "Platform",
+    "status": "Status",
+}
+# Rows per page of the list view; "all" is the whole selection on one page.
+PER_PAGE = [("50", "50"), ("100", "100"), ("200", "200"), ("all", "All")]
+DEFAULT_PER_PAGE = "50"
+# Each facet (a filter whose values get counts) and the fields its values are read from: one
+# GROUP BY query per facet, whatever the catalogue's size.
+FACETS = {
+    "repository": ("branch__repository",),
+    "branch": ("branch__repository", "branch__name"),
+    "library": ("library",),
+    "backend": ("backend",),
+    "gpu": ("gpu_arch__sm",),
+    "isa": ("cpu_isa__slug",),
+    "platform": ("platform",),
+    "cuda": ("cuda_version",),
+    "python": ("python_version",),
+    "status": ("status",),
+}
+VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
+MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
+NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
+Checkboxes = forms.CheckboxSelectMultiple
+
+
+class MatrixForm(forms.Form):
+    """Presentation parameters, validated with the filters so their errors show beside them."""
+
+    view = forms.ChoiceField(choices=VIEWS, required=False, widget=forms.RadioSelect, label="View")
+    format = forms.ChoiceField(choices=FORMATS, required=False, label="Format")
+    per_page = forms.ChoiceField(choices=PER_PAGE, required=False, label="Rows per page")
+    page = forms.IntegerField(min_value=1, max_value=100_000, required=False, label="Page")
+
+    def clean_q(self):
+        # Each word becomes a LIKE pattern; SQLite refuses overlong ones, and a search needs few.
+        value = self.cleaned_data.get("q") or ""
+        if len(value.split()) > MAX_SEARCH_WORDS:
+            raise forms.ValidationError(f"Search with at most {MAX_SEARCH_WORDS} words.")
+        return value
+
+    def clean_view(self):
+        return self.cleaned_data.get("view") or "list"
+
+    def clean_format(self):
+        return self.cleaned_data.get("format") or "html"
+
+    def clean_per_page(self):
+        return self.cleaned_data.get("per_page") or DEFAULT_PER_PAGE
+
+    def clean_page(self):
+        return self.cleaned_data.get("page") or 1
+
+
+class SortFilter(django_filters.OrderingFilter):
+    def filter(self, qs, value):
+        ordered = super().filter(qs, value)
+        if value:
+            # Ties keep the matrix's reading order.
+            ordered = ordered.order_by(*ordered.query.order_by, *queries.MATRIX_ORDER)
+        return ordered
+
+
+def _multi(label, choices=(), field_name=None, **kwargs):
+    return django_filters.MultipleChoiceFilter(
+        label=label,
+        choices=choices,
+        field_name=field_name,
+        widget=Checkboxes,
+        distinct=False,  # every lookup follows a forward foreign key: no duplicate rows
+        **kwargs,
+    )
+
+
+class VariantFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(
+        label="Search",
+        method="filter_text",
+        max_length=MAX_SEARCH_LENGTH,
+        help_text="package name, GPU model (e.g. RTX 4090, H100) or use case",
+    )
+    repository = _multi("Repository", REPOSITORIES, "branch__repository")
+    # "build-pytorch/main"; a bare "main" means that branch in every repository.
+    branch = _multi("Branch", method="filter_branch")
+    library = _multi("Library", LIBRARIES, "library")
+    backend = _multi("Backend", BACKENDS, "backend")
+    gpu = _multi("GPU architecture", method="filter_gpu")
+    isa = _multi("CPU ISA", method="filter_isa")
+    platform = _multi("Platform", PLATFORMS, "platform")
+    cuda = _multi("CUDA", field_name="cuda_version")
+    python = _multi("Python", field_name="python_version")
+    status = _multi("Status", STATUSES, "status")
+    sort = SortFilter(
+        label="Sort by",
+        empty_label="Branch, library, hardware",
+        fields=[(field, key) for key, field in SORT_FIELDS.items()],
+        field_labels={field: SORT_LABELS[key] for key, field in SORT_FIELDS.items()},
+    )
+
+    class Meta:
+        form = MatrixForm
+        fields: list = []
+
+    def __init__(self, data=None, queryset=None, *, choices=None, **kwargs):
+        if queryset is None:
+            queryset = queries.matrix_variants()
+        super().__init__(data, queryset, **kwargs)
+        choices = choices if choices is not None else queries.matrix_choices()
+        for name, values in choices.items():
+            self.filters[name].extra["choices"] = values
+
+    def filter_queryset(self, queryset, skip: str = ""):
+        # The form also carries `view`, `format` and paging, which are not filters.
+        for name, value in self.form.cleaned_data.items():
+            if name in self.filters and name != skip:
+                queryset = self.filters[name].filter(queryset, value)
+        return queryset
+
+    def facet_counts(self) -> dict[str, dict[str, int]]:
+        """Per facet, how many variants each value would give with the other filters as they are
+        (a facet's own choice does not narrow its counts, so its other values stay useful)."""
+        counts = {}
+        for name, fields in FACETS.items():
+            rows = (
+                self.filter_queryset(self.queryset, skip=name)
+                .order_by()
+                .values(*fields)
+                .annotate(n=Count("pk"))
+            )
+            counts[name] = {
+                "/".join(row[f] or NONE for f in fields): row["n"] for row in rows.iterator()
+            }
+        return counts
+
+    def filter_branch(self, queryset: QuerySet, name: str, values: list[str]) -> QuerySet:
+        if not values:
+            return queryset
+        q = Q(pk__in=[])
+        for value in values:
+            repository, _, branch = value.rpartition("/")
+            q |= Q(
+                branch__name=branch, **({"branch__repository": repository} if repository else {})
+            )
+        return queryset.filter(q)
+
+    @staticmethod
+    def _with_none(field, values):
+        chosen = [v for v in values if v != NONE]
+        q = Q(**{f"{field}__in": chosen}) if chosen else Q(pk__in=[])
+        if NONE in values:
+            q |= Q(**{f"{field}__isnull": True})
+        return q
+
+    def filter_gpu(self, queryset, name, values):
+        return queryset.filter(self._with_none("gpu_arch__sm", values)) if values else queryset
+
+    def filter_isa(self, queryset, name, values):
+        return queryset.filter(self._with_none("cpu_isa__slug", values)) if values else queryset
+
+    def filter_text(self, queryset, name, value):
+        # Every word must match somewhere: "h100 python3.12" = a Hopper variant for Python 3.12.
+        for word in value.split():
+            queryset = queryset.filter(self._term(word))
+        return queryset
+
+    @staticmethod
+    def _term(word: str) -> Q:
+        """Where one search word may match: package name, GPU (model, alias, family, SM), CPU
+        ISA, branch, repository, use case; a version ("3.12", "python3.12", "cu12.8") also
+        matches the Python or CUDA version, and its dotless form the package name."""
+        matching_archs = GpuArchitecture.objects.filter(
+            Q(models__name__icontains=word) | Q(models__aliases__icontains=word)
+        ).values("pk")
+        q = (
+            Q(pname__icontains=word)
+            | Q(use_case__icontains=word)
+            | Q(gpu_arch__name__icontains=word)
+            | Q(gpu_arch__sm__iexact=word)
+            | Q(gpu_arch__in=matching_archs)
+            | Q(cpu_isa__slug__iexact=word)
+            | Q(cpu_isa__label__iexact=word)
+            | Q(branch__name__iexact=word)
+            | Q(branch__repository__iexact=word)
+        )
+        version = VERSION_RE.fullmatch(word.lower())
+        if version:
+            number = version[1]
+            q |= (
+                Q(python_version=number)
+                | Q(cuda_version=number)
+                | Q(pname__icontains=word.replace(".", ""))
+            )
+        return q
+
+    @property
+    def view(self):
+        return self.form.cleaned_data.get("view", "list")
+
+    @property
+    def format(self):
+        return self.form.cleaned_data.get("format", "html")

@@ -1,0 +1,1 @@
+"""The browsing pages: reference pages, the matrix and its data out, the selector, compare."""

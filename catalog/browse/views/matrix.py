@@ -1,0 +1,263 @@
+"""The variant matrix (/variants/) and its data out (/api/variants, ?format=csv).
+
+One FilterSet reads the query string for all three. Rendered results and API bodies are cached
+per catalogue version (catalog/cache.py), and every successful answer carries an ETag, so a
+repeat request costs neither queries nor rendering.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from urllib.parse import urlencode
+
+from django.core.paginator import Paginator
+from django.http import HttpResponse, HttpResponseNotModified, JsonResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from catalog import cache, queries
+from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
+from catalog.browse.grid import build_grid
+from catalog.models import STATUSES
+
+RECORD_FIELDS = [
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "gpu",
+    "isa",
+    "cuda",
+    "python",
+    "platform",
+    "status",
+    "url",
+]
+# The list view's columns, by sort key (headings from filters.SORT_LABELS).
+LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
+# Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
+KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
+# Those read as one value (the rest are checkbox lists).
+SINGLE = frozenset({"q", "sort", *MatrixForm.base_fields})
+# Filters shown as checkboxes with counts, in the panel's order.
+CHECKBOX_FILTERS = list(FACETS)
+
+
+def _filterset(data):
+    choices = cache.cached("matrix-choices", queries.matrix_choices)
+    return VariantFilter(data, choices=choices)
+
+
+def _record(variant, absolute_url) -> dict:
+    branch = variant.branch
+    return {
+        "pname": variant.pname,
+        "repository": branch.repository,
+        "branch": branch.name,
+        "library": variant.library,
+        "backend": variant.backend,
+        "gpu": variant.gpu_arch.sm if variant.gpu_arch_id else None,
+        "isa": variant.cpu_isa.slug if variant.cpu_isa_id else None,
+        "cuda": variant.cuda_version or None,
+        "python": variant.python_version,
+        "platform": variant.platform,
+        "status": variant.status,
+        "url": absolute_url(
+            reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
+        ),
+    }
+
+
+def _errors(filterset) -> dict:
+    return {name: [str(m) for m in messages] for name, messages in filterset.errors.items()}
+
+
+def _query(data: QueryDict, **changes) -> str:
+    """`data` with `changes` applied (None removes a key), as a query string."""
+    query = data.copy()
+    for key, value in changes.items():
+        query.pop(key, None)
+        if value is not None:
+            query[key] = value
+    return query.urlencode()
+
+
+def _sort_headers(data: QueryDict, current: str) -> list[dict]:
+    """Each list column's link: sort by it, or reverse the order if it already sorts."""
+    headers = []
+    for key in LIST_COLUMNS:
+        state = "ascending" if current == key else "descending" if current == f"-{key}" else ""
+        query = _query(
+            data, format=None, page=None, sort=f"-{key}" if state == "ascending" else key
+        )
+        headers.append({"heading": SORT_LABELS[key], "state": state, "query": query})
+    return headers
+
+
+def _pagination(data: QueryDict, page) -> dict:
+    def link(number):
+        return "?" + _query(data, format=None, page=None if number == 1 else str(number))
+
+    return {
+        "page": page,
+        "previous": link(page.previous_page_number()) if page.has_previous() else "",
+        "next": link(page.next_page_number()) if page.has_next() else "",
+        "first": link(1),
+        "last": link(page.paginator.num_pages),
+    }
+
+
+def _results_context(data: QueryDict, filterset) -> dict:
+    variants = filterset.qs
+    form = filterset.form.cleaned_data
+    context = {
+        "view": filterset.view,
+        "statuses": STATUSES,
+        "csv_query": _query(data, format="csv", page=None, per_page=None),
+        "query": _query(data, page=None, per_page=None, view=None),
+        "all_query": _query(data, page=None, per_page="all", view="list"),
+    }
+    if filterset.view == "grid":
+        variants = list(variants)
+        context.update(count=len(variants), grid=build_grid(variants))
+        return context
+    per_page = form["per_page"]
+    paginator = Paginator(variants, 1_000_000 if per_page == "all" else int(per_page))
+    page = paginator.get_page(form["page"])
+    context.update(
+        count=paginator.count,
+        variants=page.object_list,
+        grouped=not form.get("sort"),
+        headers=_sort_headers(data, (form.get("sort") or [""])[0]),
+        pagination=_pagination(data, page) if paginator.num_pages > 1 else None,
+    )
+    return context
+
+
+def _facets(filterset, counts: dict | None = None) -> list[dict]:
+    """The checkbox filters, each value with its count when `counts` is given (an invalid
+    selection has none to show)."""
+    form = filterset.form
+    facets = []
+    for name in CHECKBOX_FILTERS:
+        bound, chosen = form[name], set(form.data.getlist(name))
+        options = [
+            {
+                "value": value,
+                "label": label,
+                "count": counts[name].get(value, 0) if counts else None,
+                "checked": value in chosen,
+            }
+            for value, label in bound.field.choices
+            if not (name == "branch" and "/" not in value)  # bare names: for links and the API
+        ]
+        facets.append({"name": name, "label": bound.label, "options": options, "field": bound})
+    return facets
+
+
+def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
+    data.setdefault("view", "list")  # so the form shows which view is on
+    filterset = _filterset(data)
+    if not filterset.is_valid():
+        context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
+        if partial:
+            return render(request, "partials/variant_results.html", context, status=400)
+        context["results_html"] = render_to_string(
+            "partials/variant_results.html", context, request
+        )
+        context["facets"] = _facets(filterset)
+        return render(request, "catalog/variants.html", context, status=400)
+
+    if filterset.format == "csv":
+        response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="variants.csv"'
+        return response
+    results_html = render_to_string(
+        "partials/variant_results.html", _results_context(data, filterset)
+    )
+    if partial:
+        return HttpResponse(results_html)
+    facets = _facets(filterset, filterset.facet_counts())
+    context = {"filterset": filterset, "results_html": results_html, "facets": facets}
+    return render(request, "catalog/variants.html", context)
+
+
+@require_safe
+def variant_matrix(request):
+    """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
+
+    Only known, non-empty parameters count: a plain GET carrying others is redirected to the
+    URL without them (so a form sent without JavaScript leaves a clean address), and htmx
+    requests simply ignore them. Whole responses are cached per catalogue version and
+    normalised query."""
+    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
+    if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
+        return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
+    # Only the CSV holds absolute URLs: the Host is part of its key alone.
+    host = request.get_host() if ("format", "csv") in pairs else ""
+    key = (request.path, cache.query_key(pairs), "partial" if partial else "page", host)
+    version = cache.catalogue_version()
+    tag = cache.etag(*key, version=version)
+    if cache.is_not_modified(request, tag):
+        return cache.mark_cacheable(HttpResponseNotModified(), tag)
+    data = QueryDict(mutable=True)
+    for name, value in pairs:
+        data.appendlist(name, value)
+    if cache.free_text(pairs):
+        response = _render_matrix(request, data, partial)
+    else:
+        response = cache.cached_response(
+            "matrix", lambda: _render_matrix(request, data, partial), *key, version=version
+        )
+    if response.status_code != 200:
+        return response
+    return cache.mark_cacheable(response, tag)
+
+
+def _csv(request, filterset) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=RECORD_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for variant in filterset.qs:
+        writer.writerow(
+            {
+                k: ("" if v is None else v)
+                for k, v in _record(variant, request.build_absolute_uri).items()
+            }
+        )
+    return out.getvalue()
+
+
+@require_safe
+def api_variants(request):
+    """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons."""
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
+    key = (request.path, cache.query_key(pairs), request.get_host())
+    tag = cache.etag(*key)
+    if cache.is_not_modified(request, tag):
+        return cache.mark_cacheable(HttpResponseNotModified(), tag, vary=())
+    data = QueryDict(mutable=True)
+    for name, value in pairs:
+        data.appendlist(name, value)
+    filterset = _filterset(data)
+    if not filterset.is_valid():
+        fields = _errors(filterset)
+        return JsonResponse(
+            {"error": f"Invalid value for {', '.join(sorted(fields))}.", "fields": fields},
+            status=400,
+        )
+
+    def body():
+        results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
+        return json.dumps({"count": len(results), "results": results})
+
+    payload = body() if cache.free_text(pairs) else cache.cached("api-variants", body, *key)
+    return cache.mark_cacheable(
+        HttpResponse(payload, content_type="application/json"), tag, vary=()
+    )

@@ -1,0 +1,208 @@
+"""Reference pages: home, variant detail, architectures, ISAs, branches, docs and the audit.
+
+Each view parses its URL, asks `catalog.queries` for the rows (with the joins the template
+needs, so query counts stay constant) and renders one template.
+"""
+
+import re
+
+from django.shortcuts import render
+
+from catalog import cache, doc_render, lint, naming, queries, vocabulary
+from catalog.audit import run_audit
+from catalog.browse.grid import build_grid
+from catalog.browse.views import compare, select
+from catalog.build_commands import DEFAULT_ORG, variant_commands
+from catalog.recipes.exporting import sync
+from catalog.recipes.nix.highlight import highlight_nix
+
+# `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
+ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def home(request):
+    branches = list(queries.branches_overview())
+    architectures = list(queries.architectures_overview())
+    selector_html, status = select.panel(request.GET)
+    return render(
+        request,
+        "catalog/home.html",
+        {
+            "branches": branches,
+            "total_variants": sum(b.variant_count for b in branches),
+            "architectures": architectures,
+            "gpu_links": [a for a in architectures if a.variant_count],
+            "isas": queries.isas_with_counts(),
+            "docs": queries.doc_pages(),
+            "selector_html": selector_html,
+        },
+        status=status,
+    )
+
+
+def _recipe_html(variant):
+    """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
+    an imported variant's own source, with the catalogue's changes edited in. Both steps are
+    done once: the text per catalogue version, the HTML per text."""
+    [text] = cache.cached("recipe-text", lambda: sync.exported_texts([variant]), variant.pk)
+    return cache.by_content("recipe-html", highlight_nix, text)
+
+
+def variant_detail(request, repository, branch, pname):
+    variant = queries.variant_detail(repository, branch, pname)
+    org = request.GET.get("org", "").strip()
+    org_error = ""
+    if org and not ORG_RE.match(org):
+        org_error = "An organisation name has letters, digits, '.', '_' or '-'."
+        org = ""
+    org = org or DEFAULT_ORG
+    commands = variant_commands(variant.branch.repository, variant.branch.name, variant.pname, org)
+    isa = variant.cpu_isa
+    # One query serves "the same variant on other branches" and "compare with…".
+    candidates = list(queries.compare_candidates(variant))
+    return render(
+        request,
+        "catalog/variant_detail.html",
+        {
+            "variant": variant,
+            "branch": variant.branch,
+            "gpu_models": list(variant.gpu_arch.models.all()) if variant.gpu_arch_id else [],
+            "isa": isa,
+            "commands": commands,
+            "org": "" if org == DEFAULT_ORG else org,
+            "org_error": org_error,
+            "recipe_path": variant.recipe_path or naming.recipe_path(variant.pname),
+            "companions": list(queries.variant_companions(variant)),
+            "other_branches": [c for c in candidates if _same_build(c, variant)],
+            "builds": list(queries.variant_builds(variant)),
+            "recipe_html": _recipe_html(variant),
+            "clone_url": vocabulary.REPOSITORIES[variant.branch.repository].url,
+            "variant_id": compare.variant_id(variant),
+            "compare_candidates": _compare_groups(variant, candidates),
+        },
+    )
+
+
+def _same_build(other, variant) -> bool:
+    """The same library for the same hardware on another branch (any CUDA, any Python)."""
+    return other.branch_id != variant.branch_id and all(
+        getattr(other, f) == getattr(variant, f)
+        for f in ("library", "backend", "gpu_arch_id", "cpu_isa_id", "platform")
+    )
+
+
+def _compare_groups(variant, candidates):
+    """The "compare with…" choices: this branch first, then the same build elsewhere."""
+    here, elsewhere = [], []
+    for other in candidates:
+        same_branch = other.branch_id == variant.branch_id
+        label = other.pname if same_branch else f"{other.pname} ({other.branch})"
+        (here if same_branch else elsewhere).append((compare.variant_id(other), label))
+    groups = [("On this branch", here), ("On other branches", elsewhere)]
+    return [(name, options) for name, options in groups if options]
+
+
+def architectures(request):
+    return render(
+        request,
+        "catalog/architectures.html",
+        {"architectures": queries.architectures_overview()},
+    )
+
+
+def architecture_detail(request, sm):
+    arch = queries.architecture_detail(sm)
+    return render(
+        request,
+        "catalog/architecture_detail.html",
+        {
+            "arch": arch,
+            "models": list(arch.models.all()),
+            "groups": _branch_groups(queries.variants_by_branch(gpu_arch=arch)),
+            "matrix_param": f"gpu={arch.sm}",
+        },
+    )
+
+
+def isas(request):
+    return render(request, "catalog/isas.html", {"isas": queries.isas_overview()})
+
+
+def isa_detail(request, slug):
+    isa = queries.isa_detail(slug)
+    return render(
+        request,
+        "catalog/isa_detail.html",
+        {
+            "isa": isa,
+            "groups": _branch_groups(queries.variants_by_branch(cpu_isa=isa)),
+            "matrix_param": f"isa={isa.slug}",
+        },
+    )
+
+
+def _branch_groups(groups):
+    """Per branch: its variants plus the libraries and CUDA versions among them."""
+    return [
+        {
+            "branch": branch,
+            "variants": variants,
+            "libraries": sorted({v.library for v in variants}),
+            "cuda_versions": sorted(
+                {v.cuda_version for v in variants if v.cuda_version}, key=naming.version_key
+            ),
+        }
+        for branch, variants in groups
+    ]
+
+
+def branches(request):
+    return render(request, "catalog/branches.html", {"branches": queries.branches_overview()})
+
+
+def branch_detail(request, repository, branch):
+    branch = queries.branch_detail(repository, branch)
+    variants = list(queries.branch_variants(branch))
+    return render(
+        request,
+        "catalog/branch_detail.html",
+        {
+            "branch": branch,
+            "companion_branches": list(branch.companion_branches.all()),
+            "variants": variants,
+            "grid": build_grid(variants),
+            "sources": queries.branch_sources(branch),
+            "count_matches": branch.stated_variant_count in (None, branch.variant_count),
+        },
+    )
+
+
+def docs(request):
+    return render(request, "catalog/docs.html", {"docs": queries.doc_pages()})
+
+
+def doc(request, slug):
+    page = queries.doc_page(slug)
+    return render(
+        request,
+        "catalog/doc.html",
+        {"page": page, "rendered": doc_render.render(page.body), "docs": queries.doc_pages()},
+    )
+
+
+def audit(request):
+    # The audit validates every record (queries grow with the catalogue), so its result is
+    # cached per catalogue version: any write retires it.
+    result = cache.cached("audit", run_audit)
+    return render(
+        request,
+        "catalog/audit.html",
+        {
+            "new": result.new,
+            "known": result.known,
+            "verified": result.verified,
+            "lint": result.lint,
+            "lint_count": result.lint_count,
+            "lint_rules": lint.RULES,
+        },
+    )

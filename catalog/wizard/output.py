@@ -1,0 +1,257 @@
+"""Writing out the answer of "which variant?": the API's JSON body (also `which-variant
+--json`), the CLI's text, and the wizard's links — answers as a query string, bounded.
+
+    body = api_body(rec, parsed)             # the API's body
+    text = format_text(body, notes)          # which-variant's answer
+    pairs = result_pairs(rec.answers, catalogue, workload)  # the short URL after a paste
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from catalog.build_commands import DEFAULT_ORG, variant_commands
+from catalog.wizard import steps
+from catalog.wizard.answers import Answers, claimed_cpu, isa_features
+from catalog.wizard.engine import Recommendation
+from catalog.wizard.snapshot import Catalogue
+
+if TYPE_CHECKING:
+    from catalog.wizard.inputs import Parsed
+
+# A result URL stays under this many characters (Django refuses to redirect past 2,048).
+MAX_RESULT_URL = 1_800
+
+
+# ---------------------------------------------------------------------------------------------
+# The API body
+# ---------------------------------------------------------------------------------------------
+
+
+def variant_url(repository: str, branch: str, pname: str) -> str:
+    return reverse("catalog:variant", args=[repository, branch, pname])
+
+
+def _variant(pick) -> dict | None:
+    if pick is None:
+        return None
+    return {**pick.to_dict(), "url": variant_url(pick.repository, pick.branch, pick.pname)}
+
+
+def _alternatives(rec) -> list:
+    return [
+        {
+            "pname": a.pname,
+            "repository": a.repository,
+            "branch": a.branch,
+            "why": a.why,
+            "url": variant_url(a.repository, a.branch, a.pname),
+        }
+        for a in rec.alternatives
+    ]
+
+
+def api_body(rec: Recommendation, parsed: Parsed | None = None) -> dict:
+    """The API's answer (and `which-variant --json`'s)."""
+    detected = dict(rec.detected)
+    if parsed is not None and parsed.sources:
+        detected["sources"] = list(parsed.sources)
+    body = {
+        "variant": _variant(rec.variant),
+        "reasons": list(rec.reasons),
+        "warnings": list(rec.warnings),
+        "alternatives": _alternatives(rec),
+        "detected": detected,
+    }
+    if rec.per_gpu:
+        body["per_gpu"] = [
+            {
+                "gpu": sub.gpu,
+                "variant": _variant(sub.variant),
+                "reasons": list(sub.reasons),
+                "warnings": list(sub.warnings),
+                "alternatives": _alternatives(sub),
+            }
+            for sub in rec.per_gpu
+        ]
+    return body
+
+
+def results(body: dict) -> list[dict]:
+    """The answers to show: the one result, or one per distinct GPU model when they differ."""
+    if body["variant"] is None and body.get("per_gpu"):
+        return body["per_gpu"]
+    return [body]
+
+
+def picks(body: dict) -> list[dict]:
+    return [r["variant"] for r in results(body) if r.get("variant")]
+
+
+def all_warnings(body: dict) -> list[str]:
+    """Every warning of the answer, once each (several GPU models may share one)."""
+    found = list(body["warnings"])
+    for result in results(body):
+        found += [w for w in result["warnings"] if w not in found]
+    return found
+
+
+def commands(variant: dict, org: str = DEFAULT_ORG) -> list[tuple[str, str, str]]:
+    """(key, label, command) to build and install a variant (catalog.build_commands)."""
+    return variant_commands(
+        variant["repository"],
+        variant["branch"],
+        variant["pname"],
+        org,
+        steps=("checkout", "build", "install"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI's text
+# ---------------------------------------------------------------------------------------------
+
+
+def _detected_line(detected: dict) -> str:
+    facts = []
+    if detected.get("os"):
+        facts.append(f"{detected['os']} {detected.get('arch', '')}".strip())
+    cpu = detected.get("cpu") or {}
+    if cpu.get("label") or cpu.get("model"):
+        facts.append(f"CPU {cpu.get('label') or cpu.get('model')}")
+    for gpu in detected.get("gpus", []):
+        name = f"{gpu['name']} " if gpu.get("name") else ""
+        facts.append(f"GPU {name}(compute capability {gpu['compute_capability']}, {gpu['sm']})")
+    if detected.get("driver_version"):
+        facts.append(f"driver {detected['driver_version']}")
+    return "Detected: " + "; ".join(facts) if facts else ""
+
+
+def format_text(body: dict, notes: Iterable[str] = ()) -> str:
+    """The human answer of `which-variant` (its warnings go to standard error)."""
+    lines = [f"Note: {n}" for n in notes]
+    detected = _detected_line(body.get("detected", {}))
+    if detected:
+        lines.append(detected)
+    many = len(results(body)) > 1
+    if many:
+        lines += ["", *body["reasons"]]
+    for result in results(body):
+        lines.append("")
+        if many:
+            lines.append(f"== For {result['gpu']} ==")
+        variant = result["variant"]
+        if variant:
+            lines.append(
+                f"Use: {variant['pname']}  ({variant['repository']} branch {variant['branch']})"
+            )
+            lines.append(f"     {variant['url']}")
+        else:
+            lines.append("No variant fits this machine.")
+        lines += ["", "Why:", *(f"  {i}. {r}" for i, r in enumerate(result["reasons"], 1))]
+        if result["alternatives"]:
+            lines += ["", "Alternatives:"]
+            lines += [
+                f"  - {a['pname']} ({a['repository']} {a['branch']}): {a['why']}"
+                for a in result["alternatives"]
+            ]
+        if variant:
+            lines += ["", "Commands:"]
+            lines += [f"  {command:<60}  # {label}" for _key, label, command in commands(variant)]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers as a query string (the wizard's URLs, its API link and CLI line)
+# ---------------------------------------------------------------------------------------------
+
+_ORDER = {name: i for i, name in enumerate(steps.FIELDS)}
+
+
+def answer_pairs(params: dict) -> list[tuple[str, str]]:
+    """The answers given, as (field, value) in the steps' order. An empty value is kept where
+    it answers an optional step ("library=" means: no constraints) or holds the place of a GPU
+    in a list (names and compute capabilities pair up in order)."""
+    pairs = []
+    for name, fld in steps.FIELDS.items():
+        values = params.get(name, []) if fld.public else []
+        if not (fld.multi and any(values)):
+            optional = not steps.STEP_OF[name].required and fld.widget != "hidden"
+            values = [v for v in values if v or optional]
+        pairs += [(name, v) for v in values]
+    return pairs
+
+
+def _runnable(cat: Catalogue, arch: str, features: frozenset) -> set[str]:
+    return {i.slug for i in cat.isas_for(arch) if isa_features(i) <= features}
+
+
+def isa_level(a: Answers, cat: Catalogue) -> list[str]:
+    """The fewest ISAs whose answer implies every ISA the CPU runs (most covering first): the
+    CPU's flags, written short ('avx512bf16' stands for AVX … AVX-512 VNNI on a Sapphire Rapids)."""
+    runnable = _runnable(cat, a.arch, a.cpu.features)
+    implies = {
+        s: _runnable(cat, a.arch, claimed_cpu(cat, (s,), a.arch).features) & runnable | {s}
+        for s in runnable
+    }
+    rank = {i.slug: i.rank for i in cat.isas}
+    level, covered = [], set()
+    while covered < runnable:
+        best = max(runnable - covered, key=lambda s: (len(implies[s] - covered), rank[s]))
+        level.append(best)
+        covered |= implies[best]
+    return level
+
+
+def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, str]]:
+    """What the engine derived from pasted output, as the wizard's query: OS, architecture, GPU
+    models or compute capabilities (with counts), driver, ISA level, microarchitecture — never
+    raw flag lists. GPU names go in while the URL stays under MAX_RESULT_URL; the rest is short
+    by construction (validated values, at most rules.MAX_GPU_MODELS models)."""
+    fixed = [("os", a.os), ("arch", a.arch)]
+    if a.os == "linux" and not a.gpus:
+        fixed.append(("has_gpu", "no" if a.has_gpu == "no" else "unknown"))
+    fixed += [("driver", a.driver), ("driver_cuda", a.driver_cuda)]
+    fixed += [("isa", s) for s in isa_level(a, cat)]
+    fixed += [("cpu", a.cpu.target), ("workload", workload), ("library", "")]
+    fixed = [(k, v) for k, v in fixed if v or k == "library"]
+    counts = (
+        [("gpu_count", str(g.count)) for g in a.gpus] if any(g.count > 1 for g in a.gpus) else []
+    )
+
+    def build(named: set) -> list[tuple[str, str]]:
+        names = (
+            [("gpu", g.query if i in named else "") for i, g in enumerate(a.gpus)] if named else []
+        )
+        ccs = [("compute_cap", g.compute_capability) for g in a.gpus]
+        return sorted(fixed + names + ccs + counts, key=lambda pair: _ORDER[pair[0]])
+
+    named: set = set()
+    for i, gpu in enumerate(a.gpus):
+        if gpu.query and len(wizard_url(build(named | {i}))) <= MAX_RESULT_URL:
+            named.add(i)
+    return build(named)
+
+
+def wizard_url(pairs: list[tuple[str, str]]) -> str:
+    return reverse("catalog:wizard") + ("?" + urlencode(pairs) if pairs else "")
+
+
+def _said(pairs) -> list[tuple[str, str]]:
+    """The pairs that say something (an empty GPU list entry holds its place)."""
+    return [(k, v) for k, v in pairs if v or steps.FIELDS[k].multi]
+
+
+def api_url(pairs: list[tuple[str, str]]) -> str:
+    return reverse("catalog:api-recommend") + "?" + urlencode(_said(pairs))
+
+
+def cli_line(pairs: list[tuple[str, str]]) -> str:
+    """The same question as a `which-variant` command."""
+    options = [f"{steps.FIELDS[k].cli} {shlex.quote(v)}" for k, v in _said(pairs)]
+    return " ".join(["python manage.py which-variant", *options])
