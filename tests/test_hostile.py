@@ -1150,7 +1150,7 @@ class TestCheckoutImportReadsOnlyRegularFiles:
         start = time.perf_counter()
         out = import_checkout(tmp_path, skip_invalid=True)
         assert time.perf_counter() - start < 10
-        assert "skipped: .flox/pkgs/huge.nix:1: the file is over 256 KiB" in out
+        assert "skipped: .flox/pkgs/huge.nix:1: the file is over 16 KiB" in out
 
     def test_a_fifo_is_refused_without_waiting_on_it(self, tmp_path):
         pkgs = pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
