@@ -9,16 +9,19 @@ fragment and ETag at once; nothing has to know which pages a write affects.
 
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
 The version lives in its own cache (the `catalogue-version` alias, of the same kind as the
-default, holding nothing else) so that culling the fragments can never drop it; with several
-server processes, configure shared caches (the file or database cache) so a write in one retires
-the fragments of all. Keys are bounded: a whole response is cached per normalised query (single-
-valued parameters by their last value, as Django reads them), never per free-text search or per
-Host header.
+default, holding nothing else) so that culling the fragments can never drop it (with Redis, the
+default cache, whose eviction policy spares it); with several server processes, configure a
+shared cache (REDIS_URL, or the file cache on one host) so a write in one retires the fragments
+of all. Every request reads the version from that cache, never from memory, and the in-process
+memo below is keyed by it: another process's write retires this one's memo at its next request.
+Keys are bounded: a whole response is cached per normalised query (single-valued parameters by
+their last value, as Django reads them), never per free-text search or per Host header.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import uuid
 from collections import OrderedDict
@@ -132,6 +135,16 @@ def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
+def _stored(key: str):
+    """The shared cache's entry for `key`, or None when it is missing or was written by other
+    code: an entry pickled by an earlier release may name a class that moved or no longer exists
+    (during a rolling deploy, or from a file cache kept across an upgrade); it is rendered anew."""
+    try:
+        return cache.get(key)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        return None
+
+
 def cached_response(
     name: str, build: Callable[[], HttpResponse], *parts, version: str | None = None
 ) -> HttpResponse:
@@ -139,7 +152,7 @@ def cached_response(
     catalogue version (the current one unless given) and the given parts; a hit costs no query
     and no rendering."""
     key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
-    stored = _local.get(key) or cache.get(key)
+    stored = _local.get(key) or _stored(key)
     if stored is None:
         response = build()
         if response.status_code != 200:
@@ -161,7 +174,7 @@ def cached_response(
 def cached(name: str, build, *parts):
     """`build()`'s result, cached for the current catalogue version and the given parts."""
     key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    value = cache.get(key)
+    value = _stored(key)
     if value is None:
         value = build()
         cache.set(key, value, FRAGMENT_TIMEOUT)
@@ -171,7 +184,7 @@ def cached(name: str, build, *parts):
 def by_content(name: str, build: Callable[[str], str], text: str) -> str:
     """`build(text)`, cached by the text's hash (valid across catalogue versions)."""
     key = f"content:{name}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
-    value = cache.get(key)
+    value = _stored(key)
     if value is None:
         value = build(text)
         cache.set(key, value, FRAGMENT_TIMEOUT)
