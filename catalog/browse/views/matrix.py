@@ -45,6 +45,8 @@ KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields
 # The page, and the results alone (what htmx swaps in): one template, one fragment mechanism.
 PAGE = "catalog/variants.html"
 RESULTS = "catalog/variants.html#results"
+# Those read as one value (the rest are checkbox lists).
+SINGLE = frozenset({"q", "sort", *MatrixForm.base_fields})
 # Filters shown as checkboxes with counts, in the panel's order.
 CHECKBOX_FILTERS = list(FACETS)
 
@@ -192,10 +194,12 @@ def variant_matrix(request):
     requests simply ignore them. Whole responses are cached per catalogue version and
     normalised query."""
     partial = bool(request.htmx) and not request.htmx.history_restore_request
-    pairs = cache.normalised_query(request, KNOWN)
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
-    key = (request.path, cache.query_key(pairs), "partial" if partial else "page")
+    # Only the CSV holds absolute URLs: the Host is part of its key alone.
+    host = request.get_host() if ("format", "csv") in pairs else ""
+    key = (request.path, cache.query_key(pairs), "partial" if partial else "page", host)
     version = cache.catalogue_version()
     tag = cache.etag(*key, version=version)
     if cache.is_not_modified(request, tag):
@@ -203,13 +207,12 @@ def variant_matrix(request):
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
-    response = cache.cached_response(
-        "matrix",
-        lambda: _render_matrix(request, data, partial),
-        *key,
-        request.get_host(),
-        version=version,
-    )
+    if cache.free_text(pairs):
+        response = _render_matrix(request, data, partial)
+    else:
+        response = cache.cached_response(
+            "matrix", lambda: _render_matrix(request, data, partial), *key, version=version
+        )
     if response.status_code != 200:
         return response
     return cache.mark_cacheable(response, tag)
@@ -232,7 +235,7 @@ def _csv(request, filterset) -> str:
 @require_safe
 def api_variants(request):
     """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons."""
-    pairs = cache.normalised_query(request, KNOWN)
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
     key = (request.path, cache.query_key(pairs), request.get_host())
     tag = cache.etag(*key)
     if cache.is_not_modified(request, tag):
@@ -252,7 +255,7 @@ def api_variants(request):
         results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
         return json.dumps({"count": len(results), "results": results})
 
-    payload = cache.cached("api-variants", body, *key)
+    payload = body() if cache.free_text(pairs) else cache.cached("api-variants", body, *key)
     return cache.mark_cacheable(
         HttpResponse(payload, content_type="application/json"), tag, vary=()
     )

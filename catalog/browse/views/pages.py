@@ -8,9 +8,6 @@ import re
 
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import NixLexer
 
 from catalog import cache, doc_render, lint, naming, queries, vocabulary
 from catalog.audit import run_audit
@@ -18,6 +15,7 @@ from catalog.browse.grid import build_grid
 from catalog.browse.views import compare, select
 from catalog.build_commands import DEFAULT_ORG, variant_commands
 from catalog.recipes.exporting import sync
+from catalog.recipes.nix.highlight import highlight_nix
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -46,9 +44,10 @@ def home(request):
 
 def _recipe_html(variant):
     """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
-    an imported variant's own source, with the catalogue's changes edited in."""
-    [text] = sync.exported_texts([variant])
-    return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
+    an imported variant's own source, with the catalogue's changes edited in. Both steps are
+    done once: the text per catalogue version, the HTML per text."""
+    [text] = cache.cached("recipe-text", lambda: sync.exported_texts([variant]), variant.pk)
+    return cache.by_content("recipe-html", highlight_nix, text)
 
 
 @require_safe

@@ -23,8 +23,14 @@ from .errors import RecipeError
 from .facts import PytorchSource, RecipeFacts
 from .syntax import Binding, Chain, Source
 
-# A recipe is a few kilobytes; anything near this is not one, and reading it costs time.
-MAX_RECIPE_CHARS = 256 * 1024
+# A recipe is a few kilobytes (the largest real one 7 KB); anything near this is not one, and
+# reading it costs time (tree-sitter about 1 ms per KB, the page's highlighting as much).
+MAX_RECIPE_CHARS = 16 * 1024
+# Dots in one run of name characters (`x.a.a.a…`, `1.1.1…`): tree-sitter's Nix lexer rescans the
+# rest of such a run at each dot (a path might follow), so its time grows with the square of the
+# run (8,000 dots: 0.9 s). Real recipes have at most 4.
+MAX_RUN_DOTS = 32
+_NAME_RUN = re.compile(r"[\w.+'-]+")  # matches never overlap nor backtrack
 
 NIXPKGS_ARCHIVE = re.compile(
     r"^https?://github\.com/nixos/nixpkgs/archive/([0-9a-f]{1,40})\.tar\.gz$", re.I
@@ -94,6 +100,7 @@ def analyse(text: str) -> Recipe:
     if "\x00" in text:  # Nix cannot hold one, and it would end the parser's input early
         nul = text.index("\x00")
         raise RecipeError(text.count("\n", 0, nul) + 1, "the file contains a NUL character")
+    _check_runs(text)
     src = Source(text)
     problem = src.problem()
     if problem is not None:
@@ -102,6 +109,19 @@ def analyse(text: str) -> Recipe:
     if expression is None:
         raise RecipeError(1, "the file holds no Nix expression")
     return _Reader(src).read(expression)
+
+
+def _check_runs(text: str) -> None:
+    """Refuse a dotted run of more than MAX_RUN_DOTS dots before tree-sitter reads it (one
+    linear scan: runs never overlap)."""
+    for match in _NAME_RUN.finditer(text):
+        run = match.group()
+        if len(run) > MAX_RUN_DOTS and run.count(".") > MAX_RUN_DOTS:
+            raise RecipeError(
+                text.count("\n", 0, match.start()) + 1,
+                f"a dotted name or number with {run.count('.'):,} dots (`{run[:40]}…`); at most "
+                f"{MAX_RUN_DOTS} are read",
+            )
 
 
 class _Reader:

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_BYTES",
+    "MAX_LINES",
     "MAX_LINE",
     "PARSERS",
     "TOOLS_SENTENCE",
@@ -59,6 +60,10 @@ __all__ = [
 ]
 
 MAX_BYTES = 262_144  # 256 KB
+# Lines of one paste: every parser reads line by line in Python, so lines, not bytes, are what a
+# paste costs (131,000 two-byte lines took 0.5 s). nvidia-smi -q of 8 GPUs is about 2,100 lines,
+# lscpu 40, one processor's block of /proc/cpuinfo 27 (64 processors, 1,728).
+MAX_LINES = 2_500
 
 # The parsers that recognise their own lines, in the order their facts are merged; a parser
 # runs only when the text holds one of its markers (its output cannot be there otherwise). The CSV
@@ -157,6 +162,13 @@ def _usable_text(data) -> tuple[str, Facts | None]:
         return "", refusal
     if not text.strip():
         return "", _reject("Nothing was pasted: paste the output of " + TOOLS_SENTENCE + ".")
+    lines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    if lines > MAX_LINES:
+        return "", _reject(
+            f"The pasted text has {lines:,} lines; at most {MAX_LINES:,} are read. Paste only "
+            "the tool output: lscpu or one processor's block of /proc/cpuinfo, and nvidia-smi "
+            "(-q for at most 8 GPUs)."
+        )
     text = _ANSI.sub("", text)
     controls = len(_CONTROL.findall(text))
     if controls > max(2, len(text) // 100):
