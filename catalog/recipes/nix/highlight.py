@@ -56,7 +56,7 @@ def highlight_nix(text: str) -> str:
             out.append(html.escape(text[pos : match.start()]))
         kind, token = match.lastgroup, match.group()
         pos = match.end()
-        css = _name_class(token) if kind == "n" else CLASSES.get(kind, "")
+        css = _name_class(token) if kind == "n" else CLASSES.get(kind or "", "")
         escaped = html.escape(token, quote=False)
         out.append(f'<span class="{css}">{escaped}</span>' if css else escaped)
     out.append(html.escape(text[pos:], quote=False))
