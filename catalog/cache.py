@@ -8,19 +8,27 @@ save or delete of a catalogue model bumps the version (signals below), which ret
 fragment and ETag at once; nothing has to know which pages a write affects.
 
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
-The version lives in Django's default cache; with several server processes, configure a shared
-cache (e.g. Redis or the database cache) so a write in one retires the fragments of all.
+The version lives in its own cache (the `catalogue-version` alias, of the same kind as the
+default, holding nothing else) so that culling the fragments can never drop it (with Redis, the
+default cache, whose eviction policy spares it); with several server processes, configure a
+shared cache (REDIS_URL, or the file cache on one host) so a write in one retires the fragments
+of all. Every request reads the version from that cache, never from memory, and the in-process
+memo below is keyed by it: another process's write retires this one's memo at its next request.
+Keys are bounded: a whole response is cached per normalised query (single-valued parameters by
+their last value, as Django reads them), never per free-text search or per Host header.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.base import InvalidCacheBackendError
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
@@ -58,17 +66,33 @@ CATALOGUE_MODELS = (
 )
 
 
+VERSION_CACHE = "catalogue-version"
+# Parameters that are free text: a response to one is not kept whole (each value would be a new
+# entry, and entries without bound push out the others).
+FREE_TEXT = frozenset({"q"})
+
+
+def version_store():
+    """The cache holding the version: its own alias when configured, else the default."""
+    try:
+        return caches[VERSION_CACHE]
+    except InvalidCacheBackendError:
+        return cache
+
+
 def catalogue_version() -> str:
-    version = cache.get(VERSION_KEY)
+    store = version_store()
+    version = store.get(VERSION_KEY)
     if version is None:
-        cache.add(VERSION_KEY, uuid.uuid4().hex, None)
-        version = cache.get(VERSION_KEY)
+        # Lost (a cleared cache): a new version retires every fragment, which is always safe.
+        store.add(VERSION_KEY, uuid.uuid4().hex, None)
+        version = store.get(VERSION_KEY)
     return version
 
 
 def bump_version(**_signal_kwargs) -> str:
     version = uuid.uuid4().hex
-    cache.set(VERSION_KEY, version, None)
+    version_store().set(VERSION_KEY, version, None)
     return version
 
 
@@ -85,15 +109,40 @@ def _digest(parts) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
-def normalised_query(request: HttpRequest, known: Collection[str]) -> list[tuple[str, str]]:
+def normalised_query(
+    request: HttpRequest, known: Collection[str], single: Collection[str] = ()
+) -> list[tuple[str, str]]:
     """The query's known, non-empty parameters in their order: what a response depends on.
     Unknown parameters (tracking tags, cache-busters) and empty fields change nothing, so they
-    neither reach the filters nor split the cache."""
-    return [(k, v) for k, values in request.GET.lists() if k in known for v in values if v != ""]
+    neither reach the filters nor split the cache. A `single`-valued parameter given several
+    times counts by its last value, the one Django's `QueryDict` reads, whatever the order."""
+    pairs = []
+    for k, values in request.GET.lists():
+        if k not in known:
+            continue
+        for v in values[-1:] if k in single else values:
+            if v != "":
+                pairs.append((k, v))
+    return pairs
+
+
+def free_text(pairs: list[tuple[str, str]]) -> bool:
+    """Whether the query holds free text (never cached whole)."""
+    return any(k in FREE_TEXT for k, _ in pairs)
 
 
 def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
+
+
+def _stored(key: str):
+    """The shared cache's entry for `key`, or None when it is missing or was written by other
+    code: an entry pickled by an earlier release may name a class that moved or no longer exists
+    (during a rolling deploy, or from a file cache kept across an upgrade); it is rendered anew."""
+    try:
+        return cache.get(key)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        return None
 
 
 def cached_response(
@@ -103,7 +152,7 @@ def cached_response(
     catalogue version (the current one unless given) and the given parts; a hit costs no query
     and no rendering."""
     key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
-    stored = _local.get(key) or cache.get(key)
+    stored = _local.get(key) or _stored(key)
     if stored is None:
         response = build()
         if response.status_code != 200:
@@ -125,9 +174,19 @@ def cached_response(
 def cached(name: str, build, *parts):
     """`build()`'s result, cached for the current catalogue version and the given parts."""
     key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    value = cache.get(key)
+    value = _stored(key)
     if value is None:
         value = build()
+        cache.set(key, value, FRAGMENT_TIMEOUT)
+    return value
+
+
+def by_content(name: str, build: Callable[[str], str], text: str) -> str:
+    """`build(text)`, cached by the text's hash (valid across catalogue versions)."""
+    key = f"content:{name}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    value = _stored(key)
+    if value is None:
+        value = build(text)
         cache.set(key, value, FRAGMENT_TIMEOUT)
     return value
 

@@ -263,6 +263,13 @@ def recommend_catalogue() -> Catalogue:
     return _RECOMMEND_MEMO["catalogue"]
 
 
+def written_names() -> dict[str, tuple]:
+    """Every name the site shows for each GPU architecture and CPU ISA, for catalog.naming's
+    resolvers (from the engine's snapshot, so cached the same way)."""
+    catalogue = recommend_catalogue()
+    return {"gpu": catalogue.gpu_names(), "isa": catalogue.isa_names()}
+
+
 def branch_sources(branch: Branch) -> dict:
     """What a branch's recipes are built from: CUDA versions and nixpkgs pins with their variant
     counts (a branch may hold several of each), and the commit it was imported from."""

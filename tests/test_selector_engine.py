@@ -137,7 +137,7 @@ def test_parse_choices_reads_one_known_value_per_dimension():
         ({"gpu": ["sm99"]}, "There is no GPU 'sm99' in the catalogue"),
         ({"gpu": ["sm90", "sm61"]}, "Choose one GPU, not 2."),
         ({"os": ["windows"]}, "There is no operating system 'windows'"),
-        ({"branch": ["main"]}, "There is no PyTorch version / branch 'main'"),
+        ({"branch": ["nope"]}, "There is no PyTorch version / branch 'nope'"),
         ({"python": ["3" * 500]}, "…"),
     ],
 )
@@ -156,3 +156,9 @@ def test_commands_have_one_home_with_the_clone_url():
     short = variant_commands("build-pytorch", "main", "pytorch-x", "acme", ("checkout", "install"))
     assert short[0][1] == "Check out the branch (in a clone of build-pytorch)"
     assert short[1] == ("install", "Install (after flox publish)", "flox install acme/pytorch-x")
+
+
+def test_parse_choices_reads_older_branch_spellings():
+    for written in ("build-pytorch:main", "main"):  # only one repository has main here
+        chosen = selector_engine.parse_choices(ROWS, {"branch": [written]})
+        assert chosen == {"branch": "build-pytorch/main"}

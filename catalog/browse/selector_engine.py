@@ -14,7 +14,7 @@ answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -48,6 +48,9 @@ NO_GPU = {
     "mps": ("mps", "Apple GPU", "Metal (MPS)", "the Apple GPU (MPS)"),
 }
 NO_ISA = ("None", "Apple Silicon")
+# A CUDA variant whose GPU targets match no catalogued architecture (an import finding; the
+# audit lists it): one button for all of them, so a listing never depends on an unknown value.
+UNKNOWN_GPU = ("unknown", "Unknown GPU", "CUDA, architecture not catalogued", "an unknown GPU")
 NO_CUDA = "No CUDA"
 MAX_VALUE_SHOWN = 40  # a refused value is echoed at most this long
 
@@ -83,6 +86,9 @@ class Row:
 
 
 def _gpu_choice(r: Mapping) -> Choice:
+    if r["backend"] == "cuda" and not r["sm"]:
+        value, label, detail, name = UNKNOWN_GPU
+        return Choice(value, label, detail, name, order=(3, 0))
     if r["backend"] == "cuda":
         sm = r["sm"]
         return Choice(
@@ -90,9 +96,9 @@ def _gpu_choice(r: Mapping) -> Choice:
             r["gpu_name"],
             f"{sm.upper()} · {r['gpu_models']}",
             f"{r['gpu_name']} ({sm.upper()})",
-            (0, r["arch_number"]),
+            (0, r["arch_number"] or 0),
         )
-    value, label, detail, name = NO_GPU[r["backend"]]
+    value, label, detail, name = NO_GPU.get(r["backend"], NO_GPU["cpu"])
     return Choice(value, label, detail, name, order=(1 if value == "mps" else 2, 0))
 
 
@@ -133,6 +139,8 @@ def _platform_choices(r: Mapping) -> tuple[Choice, Choice]:
 
 
 def _python_choice(r: Mapping) -> Choice:
+    if not r["python"]:
+        return Choice(UNKNOWN_GPU[0], "Unknown", name="an unknown Python version", order=(99,))
     return Choice(
         r["python"], r["python"], name=f"Python {r['python']}", order=version_key(r["python"])
     )
@@ -222,10 +230,16 @@ def _lower(label: str) -> str:
     return label[:1].lower() + label[1:] if label.split()[0][1:].islower() else label
 
 
-def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> dict[str, str]:
+def parse_choices(
+    rows: Sequence[Row],
+    params: Mapping[str, Sequence[str]],
+    resolve: Mapping[str, Callable[[str], Sequence[str]]] | None = None,
+) -> dict[str, str]:
     """The reader's choices from query parameters ({name: [values]}); other names are ignored.
 
-    An empty value means "not chosen"; several values or one the catalogue lacks is a BadChoice."""
+    A value that is not one of a dimension's is read by its `resolve` function, if any (a GPU or
+    ISA as the site writes it elsewhere: 'Hopper', 'sm_90', 'AVX-512'). An empty value means "not
+    chosen"; several values, or one the catalogue lacks, is a BadChoice."""
     chosen = {}
     for dim in DIMENSIONS:
         values = [v for v in params.get(dim.key, ()) if v != ""]
@@ -236,13 +250,26 @@ def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> d
         known = {row.choices[dim.key].value for row in rows}
         if dim.key == "branch":  # older spellings ("build-pytorch:main") still choose it
             values = [naming.canonical_branch(values[0], known)]
-        if values[0] not in known:
-            raise BadChoice(
-                f"There is no {_lower(dim.label)} {_shown(values[0])} in the catalogue "
-                f"(choose one of: {', '.join(sorted(known))})."
-            )
-        chosen[dim.key] = values[0]
+        chosen[dim.key] = _known_value(dim, values[0], known, (resolve or {}).get(dim.key))
     return chosen
+
+
+def _known_value(
+    dim: Dimension, value: str, known: set[str], resolve: Callable[[str], Sequence[str]] | None
+) -> str:
+    found = [v for v in resolve(value) if v in known] if resolve and value not in known else []
+    if len(found) > 1:
+        raise BadChoice(
+            f"{_shown(value)} names several: choose one {_lower(dim.label)} of {', '.join(found)}."
+        )
+    if found:
+        return found[0]
+    if value not in known:
+        raise BadChoice(
+            f"There is no {_lower(dim.label)} {_shown(value)} in the catalogue "
+            f"(choose one of: {', '.join(sorted(known))})."
+        )
+    return value
 
 
 def query_string(chosen: Mapping[str, str]) -> str:

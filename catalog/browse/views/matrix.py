@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseNotModified, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, naming, queries
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
@@ -42,6 +42,11 @@ RECORD_FIELDS = [
 LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
 # Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
 KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
+# The page, and the results alone (what htmx swaps in): one template, one fragment mechanism.
+PAGE = "catalog/variants.html"
+RESULTS = "catalog/variants.html#results"
+# Those read as one value (the rest are checkbox lists).
+SINGLE = frozenset({"q", "sort", *MatrixForm.base_fields})
 # Filters shown as checkboxes with counts, in the panel's order.
 CHECKBOX_FILTERS = list(FACETS)
 
@@ -164,25 +169,19 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     if not filterset.is_valid():
         context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
         if partial:
-            return render(request, "partials/variant_results.html", context, status=400)
-        context["results_html"] = render_to_string(
-            "partials/variant_results.html", context, request
-        )
+            return render(request, RESULTS, context, status=400)
         context["facets"] = _facets(filterset)
-        return render(request, "catalog/variants.html", context, status=400)
+        return render(request, PAGE, context, status=400)
 
     if filterset.format == "csv":
         response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return response
-    results_html = render_to_string(
-        "partials/variant_results.html", _results_context(data, filterset)
-    )
+    context = {"filterset": filterset, **_results_context(data, filterset)}
     if partial:
-        return HttpResponse(results_html)
-    facets = _facets(filterset, filterset.facet_counts())
-    context = {"filterset": filterset, "results_html": results_html, "facets": facets}
-    return render(request, "catalog/variants.html", context)
+        return render(request, RESULTS, context)
+    context["facets"] = _facets(filterset, filterset.facet_counts())
+    return render(request, PAGE, context)
 
 
 @require_safe
@@ -204,6 +203,7 @@ def canonical_branch_redirect(request):
     return redirect(request.path + "?" + urlencode(pairs, safe="/"))
 
 
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # the results alone for htmx
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 
@@ -215,10 +215,12 @@ def variant_matrix(request):
     canonical = canonical_branch_redirect(request)
     if canonical is not None:
         return canonical
-    pairs = cache.normalised_query(request, KNOWN)
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
-    key = (request.path, cache.query_key(pairs), "partial" if partial else "page")
+    # Only the CSV holds absolute URLs: the Host is part of its key alone.
+    host = request.get_host() if ("format", "csv") in pairs else ""
+    key = (request.path, cache.query_key(pairs), "partial" if partial else "page", host)
     version = cache.catalogue_version()
     tag = cache.etag(*key, version=version)
     if cache.is_not_modified(request, tag):
@@ -226,13 +228,12 @@ def variant_matrix(request):
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
-    response = cache.cached_response(
-        "matrix",
-        lambda: _render_matrix(request, data, partial),
-        *key,
-        request.get_host(),
-        version=version,
-    )
+    if cache.free_text(pairs):
+        response = _render_matrix(request, data, partial)
+    else:
+        response = cache.cached_response(
+            "matrix", lambda: _render_matrix(request, data, partial), *key, version=version
+        )
     if response.status_code != 200:
         return response
     return cache.mark_cacheable(response, tag)
@@ -260,7 +261,7 @@ def api_variants(request):
     "build-pytorch/main" in place, and a bare name keeps meaning that branch in every repository."""
     pairs = [
         (k, naming.canonical_branch(v) if k == "branch" else v)
-        for k, v in cache.normalised_query(request, KNOWN)
+        for k, v in cache.normalised_query(request, KNOWN, SINGLE)
     ]
     key = (request.path, cache.query_key(pairs), request.get_host())
     tag = cache.etag(*key)
@@ -281,7 +282,7 @@ def api_variants(request):
         results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
         return json.dumps({"count": len(results), "results": results})
 
-    payload = cache.cached("api-variants", body, *key)
+    payload = body() if cache.free_text(pairs) else cache.cached("api-variants", body, *key)
     return cache.mark_cacheable(
         HttpResponse(payload, content_type="application/json"), tag, vary=()
     )

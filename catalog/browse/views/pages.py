@@ -7,9 +7,7 @@ needs, so query counts stay constant) and renders one template.
 import re
 
 from django.shortcuts import render
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import NixLexer
+from django.views.decorators.http import require_safe
 
 from catalog import cache, doc_render, lint, naming, queries, vocabulary
 from catalog.audit import run_audit
@@ -17,11 +15,13 @@ from catalog.browse.grid import build_grid
 from catalog.browse.views import compare, matrix, select
 from catalog.build_commands import DEFAULT_ORG
 from catalog.recipes.exporting import sync
+from catalog.recipes.nix.highlight import highlight_nix
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+@require_safe
 def home(request):
     canonical = matrix.canonical_branch_redirect(request)
     if canonical is not None:
@@ -47,11 +47,13 @@ def home(request):
 
 def _recipe_html(variant):
     """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
-    an imported variant's own source, with the catalogue's changes edited in."""
-    [text] = sync.exported_texts([variant])
-    return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
+    an imported variant's own source, with the catalogue's changes edited in. Both steps are
+    done once: the text per catalogue version, the HTML per text."""
+    [text] = cache.cached("recipe-text", lambda: sync.exported_texts([variant]), variant.pk)
+    return cache.by_content("recipe-html", highlight_nix, text)
 
 
+@require_safe
 def variant_detail(request, repository, branch, pname):
     variant = queries.variant_detail(repository, branch, pname)
     org = request.GET.get("org", "").strip()
@@ -113,6 +115,7 @@ def _compare_groups(variant, candidates):
     return [(name, options) for name, options in groups if options]
 
 
+@require_safe
 def architectures(request):
     return render(
         request,
@@ -121,6 +124,7 @@ def architectures(request):
     )
 
 
+@require_safe
 def architecture_detail(request, sm):
     arch = queries.architecture_detail(sm)
     return render(
@@ -135,10 +139,12 @@ def architecture_detail(request, sm):
     )
 
 
+@require_safe
 def isas(request):
     return render(request, "catalog/isas.html", {"isas": queries.isas_overview()})
 
 
+@require_safe
 def isa_detail(request, slug):
     isa = queries.isa_detail(slug)
     return render(
@@ -167,10 +173,12 @@ def _branch_groups(groups):
     ]
 
 
+@require_safe
 def branches(request):
     return render(request, "catalog/branches.html", {"branches": queries.branches_overview()})
 
 
+@require_safe
 def branch_detail(request, repository, branch):
     branch = queries.branch_detail(repository, branch)
     variants = list(queries.branch_variants(branch))
@@ -188,10 +196,12 @@ def branch_detail(request, repository, branch):
     )
 
 
+@require_safe
 def docs(request):
     return render(request, "catalog/docs.html", {"docs": queries.doc_pages()})
 
 
+@require_safe
 def doc(request, slug):
     page = queries.doc_page(slug)
     return render(
@@ -201,6 +211,7 @@ def doc(request, slug):
     )
 
 
+@require_safe
 def audit(request):
     # The audit validates every record (queries grow with the catalogue), so its result is
     # cached per catalogue version: any write retires it.

@@ -10,10 +10,10 @@ from __future__ import annotations
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
-from catalog import cache, queries
+from catalog import cache, naming, queries
 from catalog.browse import selector_engine
 
 BadChoice = selector_engine.BadChoice
@@ -51,6 +51,16 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
     }
 
 
+def _resolvers() -> dict:
+    """A GPU or ISA as the site writes it elsewhere, read by catalog.naming (names looked up
+    only when a value is not a slug)."""
+
+    def reader(key, resolve):
+        return lambda value: resolve(value, queries.written_names()[key])
+
+    return {"gpu": reader("gpu", naming.resolve_gpu), "isa": reader("isa", naming.resolve_name)}
+
+
 def _render(context: dict) -> str:
     return render_to_string(PANEL, {"selector": context})
 
@@ -63,7 +73,7 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
     if hasattr(params, "lists"):
         params = dict(params.lists())
     try:
-        chosen = selector_engine.parse_choices(rows(), params)
+        chosen = selector_engine.parse_choices(rows(), params, _resolvers())
     except BadChoice as exc:
         return _render({**_context({}, embedded), "error": str(exc)}), 400
     html = cache.cached(
@@ -76,14 +86,12 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
 
 
 @require_safe
+@vary_on_headers("HX-Request")  # the selector alone for htmx, a redirect otherwise
 def selector(request):
     """The selector alone, for htmx; a plain visit goes to the home page with the same choices."""
     home = reverse("catalog:home")
     if not request.htmx:
         query = request.GET.urlencode()
-        response = HttpResponseRedirect(f"{home}?{query}" if query else home)
-    else:
-        html, status = panel(request.GET)
-        response = HttpResponse(html, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+        return HttpResponseRedirect(f"{home}?{query}" if query else home)
+    html, status = panel(request.GET)
+    return HttpResponse(html, status=status)
