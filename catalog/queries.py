@@ -239,28 +239,70 @@ def matrix_choices() -> dict:
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 
 
-def _build_recommend_catalogue() -> Catalogue:
-    return Catalogue.from_objects(
-        variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by("pk"),
+def _recommend_variant_rows() -> list[tuple]:
+    """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order): only the columns the
+    engine reads, as tuples, so no model instance (nor JSON field) is built."""
+    rows = Variant.objects.order_by("pk").values_list(
+        "pname",
+        "branch__repository",
+        "branch__name",
+        "library",
+        "backend",
+        "platform",
+        "python_version",
+        "cuda_version",
+        "gpu_arch__sm",
+        "cpu_isa__slug",
+        "status",
+    )
+    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", row[10]) for row in rows]
+
+
+def _build_recommend_rows(status_version: str) -> dict:
+    small = Catalogue.from_objects(
+        variants=[],
         branches=Branch.objects.order_by("repository", "preference", "name"),
         architectures=GpuArchitecture.objects.all(),
         gpu_models=GpuModel.objects.select_related("architecture").order_by("pk"),
         isas=CpuIsa.objects.all(),
     )
+    return {
+        **small.to_rows(),
+        "variants": tuple(_recommend_variant_rows()),
+        "status_version": status_version,
+    }
+
+
+def _recommend_statuses() -> tuple:
+    return tuple(Variant.objects.order_by("pk").values_list("status", flat=True))
 
 
 def recommend_catalogue() -> Catalogue:
-    """The engine's snapshot of the catalogue (plain records), built with 5 queries and cached
-    per catalogue version (catalog.cache), so every write retires it; kept in-process too."""
+    """The engine's snapshot of the catalogue (plain records), built with 5 narrow queries and
+    cached as plain tuples per structure version (a build outcome does not retire it). When
+    build outcomes came since, the current statuses are laid on top (one one-column query,
+    cached per status version). Kept in-process per full version."""
     from catalog import cache
 
-    version = cache.catalogue_version()
-    if _RECOMMEND_MEMO.get("version") != version:
-        _RECOMMEND_MEMO["catalogue"] = cache.cached(
-            "recommend-catalogue", _build_recommend_catalogue
+    structure, status = cache.structure_version(), cache.status_version()
+    if _RECOMMEND_MEMO.get("version") == (structure, status):
+        return _RECOMMEND_MEMO["catalogue"]
+    if _RECOMMEND_MEMO.get("structure") != structure:
+        rows = cache.cached(
+            "recommend-rows", lambda: _build_recommend_rows(status), version=structure
         )
-        _RECOMMEND_MEMO["version"] = version
-    return _RECOMMEND_MEMO["catalogue"]
+        _RECOMMEND_MEMO.update(
+            structure=structure, base=Catalogue.from_rows(rows), built_at=rows["status_version"]
+        )
+    catalogue = _RECOMMEND_MEMO["base"]
+    if _RECOMMEND_MEMO["built_at"] != status:
+        statuses = cache.cached("recommend-statuses", _recommend_statuses, version=status)
+        if len(statuses) == len(catalogue.variants):
+            catalogue = catalogue.with_statuses(statuses)
+        else:  # rows written without a version bump (bulk writes): read everything again
+            catalogue = Catalogue.from_rows(_build_recommend_rows(status))
+    _RECOMMEND_MEMO.update(version=(structure, status), catalogue=catalogue)
+    return catalogue
 
 
 def branch_sources(branch: Branch) -> dict:
