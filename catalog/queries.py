@@ -235,6 +235,12 @@ def matrix_choices() -> dict:
     }
 
 
+def planned_variant_ids() -> tuple[int, ...]:
+    """The variants whose status is "planned": the one status the audit's lint reads."""
+    planned = Variant.objects.filter(status="planned").order_by("pk")
+    return tuple(planned.values_list("pk", flat=True))
+
+
 # --- The "which variant?" engine's catalogue (catalog/wizard/views.py, which-variant) -------
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 

@@ -516,3 +516,44 @@ def test_branch_page_shows_the_grid_with_every_variant_in_a_cell(client):
     for v in branch.variants.all():
         assert f'<a class="cell-link" href="{v.get_absolute_url()}"' in grid
     assert 'class="empty"' in grid  # e.g. SM61 has only AVX and AVX2
+
+
+def test_audit_lint_is_paged_a_hundred_findings_at_a_time(client, monkeypatch):
+    from catalog import audit, lint
+
+    def many_findings(records, facts):
+        return [
+            lint.LintFinding(r.repository, r.branch, r.pname, "file-name", "planted for paging")
+            for r in records[:250]
+        ]
+
+    monkeypatch.setattr(audit.lint, "lint", many_findings)
+    first = text(client.get("/audit/"))
+    assert "Lint findings 1–100 of 250 (page 1 of 3)" in first
+    assert first.count("planted for paging") == 100
+    assert 'href="?page=2#lint"' in first
+    last = text(client.get("/audit/?page=3"))
+    assert "Lint findings 201–250 of 250 (page 3 of 3)" in last
+    assert last.count("planted for paging") == 50
+    assert 'href="?page=2#lint"' in last
+
+
+@pytest.mark.parametrize("page", ["0", "x", "-1", "99"])
+def test_audit_refuses_a_page_it_does_not_have(client, page):
+    response = client.get(f"/audit/?page={page}")
+    assert response.status_code == 400
+    assert b"page" in response.content
+
+
+def test_audit_stays_cached_across_a_build_record(client, django_assert_max_num_queries):
+    from catalog import services
+
+    client.get("/audit/")
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    with django_assert_max_num_queries(2):
+        assert client.get("/audit/").status_code == 200

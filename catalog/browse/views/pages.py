@@ -6,6 +6,7 @@ needs, so query counts stay constant) and renders one template.
 
 import re
 
+from django.http import HttpResponseBadRequest
 from django.shortcuts import render
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -191,10 +192,38 @@ def doc(request, slug):
     )
 
 
+LINT_PER_PAGE = 100  # lint findings per audit page: the page stays small as branches multiply
+
+
+def _audit_result():
+    """The audit, cached per structure version. Of the statuses it reads only which variants are
+    planned, so that set (one small query) is part of the key: a build record that plans or
+    unplans nothing leaves the cached audit in place."""
+    planned = queries.planned_variant_ids()
+    return cache.cached("audit", run_audit, planned, version=cache.structure_version())
+
+
+def _lint_page(branches, page: int) -> tuple[list[dict], int, int]:
+    """Page `page` of every branch's lint findings, grouped by branch: (groups, total, pages)."""
+    flat = [(branch, f) for branch in branches for f in branch.findings]
+    pages = max(1, -(-len(flat) // LINT_PER_PAGE))
+    groups: list[dict] = []
+    for branch, finding in flat[(page - 1) * LINT_PER_PAGE : page * LINT_PER_PAGE]:
+        if not groups or groups[-1]["branch"] is not branch:
+            groups.append({"branch": branch, "findings": []})
+        groups[-1]["findings"].append(finding)
+    return groups, len(flat), pages
+
+
 def audit(request):
-    # The audit validates every record (queries grow with the catalogue), so its result is
-    # cached per catalogue version: any write retires it.
-    result = cache.cached("audit", run_audit)
+    raw = request.GET.get("page", "1")
+    if not (raw.isascii() and raw.isdigit() and 0 < int(raw) <= 100_000):
+        return HttpResponseBadRequest("The page must be a whole number from 1.\n")
+    page = int(raw)
+    result = _audit_result()
+    groups, total, pages = _lint_page(result.lint, page)
+    if page > pages:
+        return HttpResponseBadRequest(f"The audit's lint has {pages} page(s), not {page}.\n")
     return render(
         request,
         "catalog/audit.html",
@@ -203,7 +232,16 @@ def audit(request):
             "known": result.known,
             "verified": result.verified,
             "lint": result.lint,
+            "lint_groups": groups,
             "lint_count": result.lint_count,
             "lint_rules": lint.RULES,
+            "lint_page": {
+                "number": page,
+                "pages": pages,
+                "first": (page - 1) * LINT_PER_PAGE + 1,
+                "last": min(page * LINT_PER_PAGE, total),
+                "previous": f"?page={page - 1}#lint" if page > 1 else "",
+                "next": f"?page={page + 1}#lint" if page < pages else "",
+            },
         },
     )
