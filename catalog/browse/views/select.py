@@ -25,14 +25,17 @@ PANEL = "catalog/_selector_panel.html"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
-def rows() -> list[selector_engine.Row]:
-    """Every variant as a selector row: one query, cached per structure version (a build
-    outcome does not retire it; the selector shows no status) and kept in-process too."""
+def rows() -> selector_engine.Index:
+    """Every variant as a selector row, indexed by value: one query, cached per structure
+    version (a build outcome does not retire it; the selector shows no status) and kept
+    in-process too."""
     version = cache.structure_version()
     if _MEMO.get("version") != version:
         _MEMO["rows"] = cache.cached(
             "selector-rows",
-            lambda: selector_engine.rows_from_records(queries.selector_records()),
+            lambda: selector_engine.index_rows(
+                selector_engine.rows_from_records(queries.selector_records())
+            ),
             version=version,
         )
         _MEMO["version"] = version
