@@ -235,6 +235,12 @@ def matrix_choices() -> dict:
     }
 
 
+def branch_ids_of(variants: QuerySet[Variant]) -> list[int]:
+    """The branches these variants are on, in the matrix's branch order: one query."""
+    branches = Branch.objects.filter(id__in=variants.order_by().values("branch_id"))
+    return list(branches.order_by("repository", "preference", "name").values_list("id", flat=True))
+
+
 def planned_variant_ids() -> tuple[int, ...]:
     """The variants whose status is "planned": the one status the audit's lint reads."""
     planned = Variant.objects.filter(status="planned").order_by("pk")

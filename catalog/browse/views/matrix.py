@@ -47,6 +47,7 @@ RECORD_FIELDS = [
 ]
 # The list view's columns, by sort key (headings from filters.SORT_LABELS).
 LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
+GRID_BRANCHES_PER_PAGE = 3  # the grid pages by branch: ~30 KB of HTML each at seed size
 # Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
 KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
 # Filters shown as checkboxes with counts, in the panel's order.
@@ -130,8 +131,17 @@ def _results_context(data: QueryDict, filterset) -> dict:
         "all_query": _query(data, page=None, per_page="all", view="list"),
     }
     if filterset.view == "grid":
-        variants = list(variants)
-        context.update(count=len(variants), grid=build_grid(variants))
+        # A page of branches (a grid is laid out per branch), so the page's size follows what
+        # it shows, not the catalogue's.
+        branch_ids = queries.branch_ids_of(variants)
+        page = Paginator(branch_ids, GRID_BRANCHES_PER_PAGE).get_page(form["page"])
+        shown = list(variants.filter(branch_id__in=list(page.object_list)))
+        context.update(
+            count=variants.count(),
+            grid=build_grid(shown),
+            pagination=_pagination(data, page) if page.paginator.num_pages > 1 else None,
+            page_unit="branches",
+        )
         return context
     per_page = form["per_page"]
     paginator = Paginator(variants, 1_000_000 if per_page == "all" else int(per_page))
