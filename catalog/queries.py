@@ -125,21 +125,23 @@ def isas_overview() -> QuerySet[CpuIsa]:
     ).order_by(*ISA_ORDER)
 
 
-def variants_by_branch(**filters: object) -> list[tuple[Branch, list[Variant]]]:
-    """Variants matching `filters`, grouped per branch: [(branch, [variants])], branch order."""
-    variants = (
-        Variant.objects.filter(**filters)
-        .select_related("branch", "gpu_arch", "cpu_isa")
-        .order_by(
-            "branch__repository",
-            "branch__preference",
-            "branch__name",
-            "library",
-            "gpu_arch__arch_number",
-            "cpu_isa__rank",
-            "cuda_version",
-            "pname",
-        )
+def variants_by_branch(
+    branch_ids: Iterable[int] | None = None, **filters: object
+) -> list[tuple[Branch, list[Variant]]]:
+    """Variants matching `filters` (on the given branches only, when given), grouped per branch:
+    [(branch, [variants])], branch order."""
+    matching = Variant.objects.filter(**filters)
+    if branch_ids is not None:
+        matching = matching.filter(branch_id__in=list(branch_ids))
+    variants = matching.select_related("branch", "gpu_arch", "cpu_isa").order_by(
+        "branch__repository",
+        "branch__preference",
+        "branch__name",
+        "library",
+        "gpu_arch__arch_number",
+        "cpu_isa__rank",
+        "cuda_version",
+        "pname",
     )
     groups = []
     for v in variants:

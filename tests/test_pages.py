@@ -557,3 +557,31 @@ def test_audit_stays_cached_across_a_build_record(client, django_assert_max_num_
     )
     with django_assert_max_num_queries(2):
         assert client.get("/audit/").status_code == 200
+
+
+def test_architecture_page_lists_branches_a_page_at_a_time(client, monkeypatch):
+    from catalog.browse.views import pages
+
+    monkeypatch.setattr(pages, "BRANCHES_PER_PAGE", 4)
+    with_sm90 = (
+        Branch.objects.filter(variants__gpu_arch__sm="sm90")
+        .distinct()
+        .order_by("repository", "preference", "name")
+    )
+    total = with_sm90.count()
+    assert total > 4
+    first = text(client.get("/architectures/sm90/"))
+    assert f"Branches 1–4 of {total}" in first
+    assert 'href="?page=2" rel="next"' in first
+    second = text(client.get("/architectures/sm90/?page=2"))
+    assert f"Branches 5–{min(8, total)} of {total}" in second
+    fifth = with_sm90[4]
+    assert f"{fifth.repository}:{fifth.name} —" in second
+    assert f"{fifth.repository}:{fifth.name} —" not in first
+
+
+@pytest.mark.parametrize("url", ["/architectures/sm90/?page=9", "/isas/avx2/?page=x"])
+def test_architecture_and_isa_pages_refuse_pages_they_do_not_have(client, url):
+    response = client.get(url)
+    assert response.status_code == 400
+    assert b"The page must be a whole number from 1 to 1." in response.content

@@ -112,15 +112,45 @@ def architectures(request):
     )
 
 
+BRANCHES_PER_PAGE = 20  # branch groups per architecture or ISA page
+
+
+def _paged_groups(request, **filters):
+    """(context, None) with a page of branch groups and its links, or (None, a 400 response)
+    for a page number the list does not have."""
+    from django.core.paginator import Paginator
+
+    from catalog.models import Variant
+
+    raw = request.GET.get("page", "1")
+    branch_ids = queries.branch_ids_of(Variant.objects.filter(**filters))
+    paginator = Paginator(branch_ids, BRANCHES_PER_PAGE)
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= paginator.num_pages):
+        return None, HttpResponseBadRequest(
+            f"The page must be a whole number from 1 to {paginator.num_pages}.\n"
+        )
+    page = paginator.page(int(raw))
+    groups = _branch_groups(queries.variants_by_branch(page.object_list, **filters))
+    links = {
+        "page": page,
+        "previous": f"?page={page.number - 1}" if page.has_previous() else "",
+        "next": f"?page={page.number + 1}" if page.has_next() else "",
+    }
+    return {"groups": groups, "branch_pages": links if paginator.num_pages > 1 else None}, None
+
+
 def architecture_detail(request, sm):
     arch = queries.architecture_detail(sm)
+    paged, refusal = _paged_groups(request, gpu_arch=arch)
+    if refusal:
+        return refusal
     return render(
         request,
         "catalog/architecture_detail.html",
         {
             "arch": arch,
             "models": list(arch.models.all()),
-            "groups": _branch_groups(queries.variants_by_branch(gpu_arch=arch)),
+            **paged,
             "matrix_param": f"gpu={arch.sm}",
         },
     )
@@ -132,14 +162,13 @@ def isas(request):
 
 def isa_detail(request, slug):
     isa = queries.isa_detail(slug)
+    paged, refusal = _paged_groups(request, cpu_isa=isa)
+    if refusal:
+        return refusal
     return render(
         request,
         "catalog/isa_detail.html",
-        {
-            "isa": isa,
-            "groups": _branch_groups(queries.variants_by_branch(cpu_isa=isa)),
-            "matrix_param": f"isa={isa.slug}",
-        },
+        {"isa": isa, **paged, "matrix_param": f"isa={isa.slug}"},
     )
 
 
