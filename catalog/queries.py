@@ -385,9 +385,14 @@ def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
     )
 
 
-def compare_candidates(variant: Variant) -> QuerySet[Variant]:
+OTHER_BRANCHES_SHOWN = 30  # of the same build on other branches, the preferred ones
+
+
+def compare_candidates(variant: Variant) -> list[Variant]:
     """Variants worth comparing with `variant`: on its branch with its GPU architecture (or, for
-    GPU-less builds, its platform), and the same build on other branches."""
+    GPU-less builds, its platform), and the same build on at most OTHER_BRANCHES_SHOWN other
+    branches (their number grows with every release; a branch's own variants do not). Two
+    queries, whatever the catalogue's size."""
     hardware = (
         Q(gpu_arch_id=variant.gpu_arch_id) if variant.gpu_arch_id else Q(platform=variant.platform)
     )
@@ -397,9 +402,10 @@ def compare_candidates(variant: Variant) -> QuerySet[Variant]:
         gpu_arch_id=variant.gpu_arch_id,
         cpu_isa_id=variant.cpu_isa_id,
     )
-    return (
-        Variant.objects.filter((Q(branch_id=variant.branch_id) & hardware) | same_build)
-        .exclude(pk=variant.pk)
-        .select_related("branch")
-        .order_by(*MATRIX_ORDER)
+    candidates = Variant.objects.exclude(pk=variant.pk).select_related("branch")
+    here = candidates.filter(Q(branch_id=variant.branch_id) & (hardware | same_build))
+    elsewhere = candidates.filter(same_build).exclude(branch_id=variant.branch_id)
+    return sorted(  # stable: each branch's variants keep the matrix's order
+        [*here.order_by(*MATRIX_ORDER), *elsewhere.order_by(*MATRIX_ORDER)[:OTHER_BRANCHES_SHOWN]],
+        key=lambda v: (v.branch.repository, v.branch.preference, v.branch.name),
     )

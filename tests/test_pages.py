@@ -404,7 +404,8 @@ def test_home_has_search_quick_links_and_branch_counts(client):
 
 @pytest.mark.parametrize("url", [SM90, SM61_AVX, TV_SM61, MPS, CPU_ARM])
 def test_variant_page_query_count_is_constant(client, django_assert_max_num_queries, url):
-    with django_assert_max_num_queries(5):
+    # The variant with its joins, models, companions, builds, and two for "compare with…".
+    with django_assert_max_num_queries(6):
         assert client.get(url).status_code == 200
 
 
@@ -557,6 +558,27 @@ def test_audit_stays_cached_across_a_build_record(client, django_assert_max_num_
     )
     with django_assert_max_num_queries(2):
         assert client.get("/audit/").status_code == 200
+
+
+def test_variant_page_offers_at_most_thirty_other_branches(client, monkeypatch):
+    from catalog import queries
+
+    monkeypatch.setattr(queries, "OTHER_BRANCHES_SHOWN", 2)
+    body = client.get(SM90).content.decode()
+    variant = Variant.objects.get(
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+    )
+    same_build = Variant.objects.filter(
+        library=variant.library,
+        backend=variant.backend,
+        gpu_arch=variant.gpu_arch,
+        cpu_isa=variant.cpu_isa,
+    ).exclude(branch=variant.branch)
+    assert same_build.count() > 2
+    offered = re.findall(r'<option value="[^"]+">([^<]+) \(([^)]+)\)</option>', body)
+    assert len(offered) == 2
 
 
 def test_architecture_page_lists_branches_a_page_at_a_time(client, monkeypatch):
