@@ -222,3 +222,7 @@ def main():
         "client): cold with every cache cleared first; after a build record with the cache warm "
         "before it."
     )
+
+
+if __name__ == "__main__":
+    main()
