@@ -152,7 +152,7 @@ def test_answers_come_a_page_at_a_time_with_a_next_link(client):
 
 def test_default_page_is_one_hundred_variants(client):
     data = client.get("/api/variants").json()
-    assert data["count"] == 804
+    assert data["count"] == Variant.objects.count()
     assert len(data["results"]) == 100
     assert data["next"].startswith("http://testserver/api/variants?cursor=")
 
@@ -190,6 +190,6 @@ def test_csv_export_streams_every_match_with_a_header(client):
     response = client.get("/api/variants?format=csv")
     assert response.streaming
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert len(rows) == 804
+    assert len(rows) == Variant.objects.count()
     assert set(rows[0]) == FIELDS
     assert response["Content-Disposition"] == 'attachment; filename="variants.csv"'
