@@ -8,12 +8,16 @@ the audit). One branch is one transaction."""
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
@@ -24,7 +28,7 @@ from catalog.recipes.importing import build_matrix
 from catalog.recipes.importing.errors import ParseError
 from catalog.recipes.importing.recipes import BranchDefaults, Dependency, Tables, interpret
 from catalog.recipes.nix.errors import RecipeError
-from catalog.recipes.nix.read import read_recipe
+from catalog.recipes.nix.read import MAX_RECIPE_CHARS, read_recipe
 from catalog.services import assign_changed
 
 PKGS_DIR = ".flox/pkgs"
@@ -44,6 +48,16 @@ class ImportFailure(Exception):
 class Source:
     path: str  # relative to the checkout root, e.g. ".flox/pkgs/<file>.nix"
     data: bytes
+    refused: str = ""  # why the file was not read (a link, too large, …); data is then empty
+
+
+# A recipe is a few kilobytes; the reader refuses more than this many characters, and the file
+# is refused before it is read when it holds more bytes (stat first, then a bounded read).
+MAX_RECIPE_BYTES = MAX_RECIPE_CHARS
+MAX_MATRIX_BYTES = 1024 * 1024
+LINK_REFUSED = (
+    "a symbolic link; import reads only regular files inside the checkout and never follows one"
+)
 
 
 @dataclass
@@ -54,7 +68,11 @@ class ImportReport:
     inferred: list[str] = field(default_factory=list)  # what a new branch's fields came from
     files: list[tuple[str, str, str]] = field(default_factory=list)  # (path, outcome, detail)
     findings: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence)
+    unplaced: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence), printed
     invalid: list[str] = field(default_factory=list)  # "path:line: reason", skipped
+    # (path, field, catalogue value, checkout value): changed on both sides since the last
+    # import; the catalogue's value was kept.
+    conflicts: list[tuple[str, str, str, str]] = field(default_factory=list)
     dry_run: bool = False
 
     def count(self, outcome: str) -> int:
@@ -75,47 +93,105 @@ class ImportReport:
             text += f", {c['kept']} kept"
         if self.invalid:
             text += f", {len(self.invalid)} skipped (not recipes)"
-        return text + f"; {len(self.findings)} findings"
+        if self.unplaced:
+            text += f"; {len(self.unplaced)} values not placed (listed above; the audit lists them)"
+        text += f"; {len(self.findings)} findings"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} conflicts (the catalogue's values kept)"
+        return text
 
 
 # ---------------------------------------------------------------- reading
 
 
 def checkout_sources(path) -> tuple[list[Source], bytes | None]:
-    """The recipes under PATH/.flox/pkgs and BUILD_MATRIX.md's bytes (None when absent)."""
+    """The recipes under PATH/.flox/pkgs and BUILD_MATRIX.md's bytes (None when absent).
+
+    Only regular files inside the checkout are read: a symbolic link (file or folder) is
+    refused, never followed; a file's size is checked on its open descriptor before a bounded
+    read; a path that is not a safe name is refused unread."""
     from pathlib import Path
 
     root = Path(path).expanduser()
     if not root.is_dir():
         raise ImportFailure(f"{root} is not a directory; pass the root of a build-repo checkout.")
+    for part in (".flox", PKGS_DIR):
+        if (root / part).is_symlink():
+            raise ImportFailure(
+                f"{root / part} is a symbolic link; import reads only the checkout's own "
+                f"{PKGS_DIR} and never follows one."
+            )
     pkgs = root / PKGS_DIR
     if not pkgs.is_dir():
         raise ImportFailure(
             f"{root} has no {PKGS_DIR} directory; pass the root of a build-repo checkout."
         )
-    sources = [
-        Source(p.relative_to(root).as_posix(), p.read_bytes())
-        for p in sorted(pkgs.rglob("*.nix"))
-        if p.is_file()
-    ]
-    matrix = root / BUILD_MATRIX
-    return sources, (matrix.read_bytes() if matrix.is_file() else None)
+    sources = []
+    for folder, dirs, files in os.walk(pkgs, followlinks=False):
+        dirs.sort()
+        for name in sorted(files) + [d for d in dirs if (Path(folder) / d).is_symlink()]:
+            full = Path(folder) / name
+            relative = full.relative_to(root).as_posix()
+            if name.endswith(".nix") or full.is_symlink():
+                sources.append(_read_source(full, relative, MAX_RECIPE_BYTES))
+    sources.sort(key=lambda source: source.path)
+    matrix = None
+    if (root / BUILD_MATRIX).is_symlink() or (root / BUILD_MATRIX).is_file():
+        found = _read_source(root / BUILD_MATRIX, BUILD_MATRIX, MAX_MATRIX_BYTES)
+        if found.refused:
+            sources.append(found)
+        else:
+            matrix = found.data
+    return sources, matrix
+
+
+def _read_source(full, relative: str, limit: int) -> Source:
+    """One file, read only if it is a regular file of at most `limit` bytes."""
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Source(relative, b"", LINK_REFUSED)
+        return Source(relative, b"", f"cannot be read ({exc.strerror})")
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return Source(relative, b"", "not a regular file")
+        if info.st_size > limit:
+            return Source(relative, b"", f"the file is over {limit // 1024} KiB; a recipe is a few")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        return Source(relative, b"", f"the file is over {limit // 1024} KiB; a recipe is a few")
+    return Source(relative, data)
 
 
 def _read_all(sources: list[Source]):
     """(path, facts) for each recipe, and "path:line: reason" for each file that is not one."""
     parsed, invalid, by_pname = [], [], {}
     for source in sources:
+        shown = naming.shown_path(source.path)
+        problem = source.refused or naming.recipe_path_problem(source.path)
+        if problem:
+            invalid.append(f"{shown}:1: {problem}")
+            continue
         try:
             text = source.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = source.data.count(b"\n", 0, exc.start) + 1
-            invalid.append(f"{source.path}:{line}: not UTF-8 text")
+            invalid.append(f"{shown}:{line}: not UTF-8 text")
             continue
         try:
             facts = read_recipe(text)
         except RecipeError as exc:
-            invalid.append(f"{source.path}:{exc.line}: {exc.reason}")
+            invalid.append(f"{shown}:{exc.line}: {exc.reason}")
+            continue
+        unsafe = naming.unsafe_name_reason(facts.pname)
+        if unsafe:
+            line = facts.spans["pname"].line if "pname" in facts.spans else 1
+            invalid.append(
+                f"{shown}:{line}: the pname is not a safe name (letters, digits, '.', '_' and "
+                "'-', starting with a letter or digit, at most 120 characters)"
+            )
             continue
         if facts.pname in by_pname:
             invalid.append(
@@ -145,14 +221,28 @@ def _most_common(values) -> str:
     return counted.most_common(1)[0][0] if counted else ""
 
 
+def _matrix_facts(branch_name: str, matrix: bytes) -> dict:
+    """The facts table's values, checked as the admin checks a branch (ValidationError)."""
+    values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
+    fields = {k: v for k, v in values.items() if k not in ("repository", "name", "pytorch_branch")}
+    trial = Branch(repository=vocabulary.PYTORCH_REPOSITORY, name=branch_name, **fields)
+    trial.full_clean(exclude=["repository", "name", "pytorch_branch"], validate_unique=False)
+    return values
+
+
 def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred: list[str]):
     """A branch the catalogue lacks: its facts table if the checkout has one (the catalogue's
     own export writes it), else versions read from the recipes and the branch name."""
     if matrix is not None:
         try:
-            values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
-        except (ParseError, UnicodeDecodeError) as exc:
-            inferred.append(f"{BUILD_MATRIX} was not read ({exc})")
+            values = _matrix_facts(branch_name, matrix)
+        except (ParseError, UnicodeDecodeError, ValidationError) as exc:
+            reason = (
+                "; ".join(f"{k}: {v[0]}" for k, v in exc.message_dict.items())
+                if isinstance(exc, ValidationError)
+                else str(exc)
+            )
+            inferred.append(f"{BUILD_MATRIX} was refused ({reason.rstrip('.')})")
         else:
             values.pop("repository", None)
             values.pop("name", None)
@@ -167,9 +257,10 @@ def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred:
     facts = [f for _, _, f in parsed]
     named = [naming.parse_lenient(PurePosixPath(p).stem) for p, _, _ in parsed]
     release = re.search(r"pytorch-(\d+\.\d+)", branch_name)
-    pytorch = _most_common(f.torch_version_override for f in facts) or (
-        release.group(1) if release else ""
-    )
+    # Only a value a Branch can hold (a version of at most 20 characters).
+    pytorch = _most_common(
+        v for f in facts if naming.version_key(v := f.torch_version_override) and len(v) <= 20
+    ) or (release.group(1) if release else "")
     python = re.search(r"python(\d)(\d{1,2})", branch_name)
     python_version = (
         f"{python.group(1)}.{python.group(2)}"
@@ -261,6 +352,105 @@ def _values(interpreted, text: str, path: str, archs: dict, isas: dict) -> dict:
     return values
 
 
+# Set by the importer itself, never from the recipe: not checked against the model here.
+_NOT_FROM_RECIPE = ("id", "branch", "gpu_arch", "cpu_isa", "depends_on", "status", "origin")
+
+
+def _fit(values: dict, unplaced: list[str]) -> str:
+    """Clears each optional field whose value the model refuses (too long, out of range, …)
+    and says so in `unplaced`; returns why the recipe cannot be a variant at all ("" when it
+    can). An empty required field (an unknown Python version) is kept: pages show it unknown."""
+    trial = Variant(**{k: v for k, v in values.items() if k not in _NOT_FROM_RECIPE})
+    try:
+        trial.clean_fields(exclude=_NOT_FROM_RECIPE)
+    except ValidationError as exc:
+        for name, messages in sorted(exc.message_dict.items()):
+            model_field = Variant._meta.get_field(name)
+            value = values[name]
+            if model_field.blank:
+                values[name] = None if model_field.null else type(value)()
+                unplaced.append(
+                    f"Its {model_field.verbose_name} {_shown(value)} was not imported: "
+                    f"{messages[0]}"
+                )
+            elif value not in ("", None):
+                return f"its {model_field.verbose_name} {_shown(value)} is refused: {messages[0]}"
+    return ""
+
+
+def _shown(value) -> str:
+    text = ascii(value) if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+# Fields with no place in a recipe belong to the catalogue: import sets them on a new variant
+# (from the recipe's header comments) and never overwrites them afterwards.
+CATALOGUE_OWNED = ("use_case", "notes", "status")
+# The record of what was imported: always the checkout's, the base of the next three-way merge.
+IMPORT_RECORD = ("origin", "recipe_path", "recipe_text", "recipe_facts", "depends_on")
+
+
+def _merge_shown(value) -> str:
+    if isinstance(value, GpuArchitecture):
+        return value.sm
+    if isinstance(value, CpuIsa):
+        return value.slug
+    if value in ("", None, [], {}):
+        return "(none)"
+    return str(value)
+
+
+def _base_values(variant: Variant, tables: Tables, defaults, archs, isas) -> dict | None:
+    """The field values the text last imported for this variant gave (None: nothing imported,
+    or the stored text no longer reads)."""
+    if variant.origin != "imported" or not variant.recipe_text:
+        return None
+    try:
+        facts = read_recipe(variant.recipe_text)
+    except RecipeError:
+        return None
+    stem = PurePosixPath(variant.recipe_path).stem
+    interpreted = interpret(facts, stem, tables, defaults)
+    values = _values(interpreted, variant.recipe_text, variant.recipe_path, archs, isas)
+    # Fitted as the checkout's values are, so an unchanged value compares equal.
+    return None if _fit(values, []) else values
+
+
+def merge_values(variant: Variant, theirs: dict, base: dict | None, path: str, report) -> dict:
+    """The values to store on an existing variant: a three-way merge of the catalogue's values
+    (ours), the checkout's (theirs) and those of the text last imported (base). Unchanged in
+    the checkout: ours stay; changed only in the checkout: theirs; changed on both sides to
+    different values: ours stay and the conflict is reported."""
+    merged = {}
+    for name, value in theirs.items():
+        if name in CATALOGUE_OWNED:
+            continue
+        if base is None or name in IMPORT_RECORD:
+            merged[name] = value
+            continue
+        ours = getattr(variant, name)
+        if value == base[name] or ours == value:
+            continue  # the checkout did not change it, or both sides agree
+        if ours == base[name]:
+            merged[name] = value
+        else:
+            report.conflicts.append((path, name, _merge_shown(ours), _merge_shown(value)))
+    return merged
+
+
+def recipe_values(text: str, path: str, branch: Branch) -> tuple[dict, list[str]]:
+    """A recipe's field values (as import would store them on a new variant, depends_on left
+    to the caller) and its findings. Raises RecipeError when the text is not a recipe."""
+    facts = read_recipe(text)
+    defaults = BranchDefaults(
+        branch.python_version, branch.cuda_versions[0] if branch.cuda_versions else ""
+    )
+    archs = {a.sm: a for a in GpuArchitecture.objects.all()}
+    isas = {i.slug: i for i in CpuIsa.objects.all()}
+    interpreted = interpret(facts, PurePosixPath(path).stem, _tables(), defaults)
+    return _values(interpreted, text, path, archs, isas), interpreted.findings
+
+
 def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}
@@ -282,6 +472,10 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         stem = PurePosixPath(path).stem
         interpreted = interpret(facts, stem, tables, defaults)
         values = _values(interpreted, text, path, archs, isas)
+        refused = _fit(values, interpreted.unplaced)
+        if refused:
+            report.invalid.append(f"{path}:1: {refused}")
+            continue
         values["depends_on"] = _resolve_dependency(interpreted.dependency, branch, imported)
         # The row with this pname, else the one from this file (its pname changed); never one
         # another file of this import already claimed.
@@ -290,6 +484,10 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         if variant is None:
             variant, outcome = Variant(branch=branch, status="recipe", **values), "created"
         else:
+            # An unchanged file is its own base (the common case: no second parse).
+            same = variant.origin == "imported" and variant.recipe_text == text
+            base = values if same else _base_values(variant, tables, defaults, archs, isas)
+            values = merge_values(variant, values, base, path, report)
             outcome = "updated" if assign_changed(variant, values) else "unchanged"
         if outcome != "unchanged":
             variant.save()
@@ -297,6 +495,7 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         imported[stem] = variant
         report.files.append((path, outcome, ""))
         report.findings.extend((path, sentence) for sentence in interpreted.findings)
+        report.unplaced.extend((path, sentence) for sentence in interpreted.unplaced)
     _remove_missing(report, [v for v in existing if v.pk not in seen])
 
 
@@ -337,6 +536,9 @@ def import_sources(
             f"Unknown repository {repository!r}; choose one of "
             f"{', '.join(vocabulary.REPOSITORIES)}."
         )
+    unsafe = naming.unsafe_name_reason(branch_name)
+    if unsafe:
+        raise ImportFailure(f"The branch name {unsafe[0].lower()}{unsafe[1:]}")
     if not sources:
         raise ImportFailure(
             f"{repository}:{branch_name} has no .nix files under {PKGS_DIR}; nothing was imported."
