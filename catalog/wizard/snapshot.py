@@ -249,7 +249,14 @@ class Catalogue:
             "gpu_models": GpuModelInfo,
             "isas": IsaInfo,
         }
-        return cls(**{name: [kind(*row) for row in rows[name]] for name, kind in kinds.items()})
+        built = {name: tuple(kind(*row) for row in rows[name]) for name, kind in kinds.items()}
+        return cls(
+            variants=built["variants"],
+            branches=built["branches"],
+            architectures=built["architectures"],
+            gpu_models=built["gpu_models"],
+            isas=built["isas"],
+        )
 
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod
