@@ -7,6 +7,12 @@ everyone, and browsers and proxies may keep it for CACHE_SECONDS. Every
 save or delete of a catalogue model bumps the version (signals below), which retires every cached
 fragment and ETag at once; nothing has to know which pages a write affects.
 
+Two versions make up the catalogue version. The *structure* version covers what variants
+exist and how they are built; the *status* version covers only build outcomes (a BuildRecord,
+a variant's `status`). A build record from CI bumps the status version alone, so whatever
+depends on structure only (the selector, filter choices, the wizard's snapshot, whose statuses
+are laid on top per status version) stays warm; pages that show statuses key on both.
+
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
 The version lives in its own cache (the `catalogue-version` alias, of the same kind as the
 default, holding nothing else) so that culling the fragments can never drop it (with Redis, the
@@ -45,7 +51,8 @@ from catalog.models import (
     Variant,
 )
 
-VERSION_KEY = "catalogue:version"
+STRUCTURE_KEY = "catalogue:structure"
+STATUS_KEY = "catalogue:status"
 FRAGMENT_TIMEOUT = 24 * 3600  # a version's fragments are useless after a bump; let them expire
 CACHE_SECONDS = 60  # how long a client may reuse a page without asking (a write shows within it)
 KEPT_HEADERS = ("Content-Type", "Content-Disposition")
@@ -73,35 +80,71 @@ FREE_TEXT = frozenset({"q"})
 
 
 def version_store():
-    """The cache holding the version: its own alias when configured, else the default."""
+    """The cache holding the versions: its own alias when configured, else the default."""
     try:
         return caches[VERSION_CACHE]
     except InvalidCacheBackendError:
         return cache
 
 
-def catalogue_version() -> str:
+def _version(key: str) -> str:
     store = version_store()
-    version = store.get(VERSION_KEY)
+    version = store.get(key)
     if version is None:
         # Lost (a cleared cache): a new version retires every fragment, which is always safe.
-        store.add(VERSION_KEY, uuid.uuid4().hex, None)
-        version = store.get(VERSION_KEY)
+        store.add(key, uuid.uuid4().hex, None)
+        version = store.get(key)
+    return version
+
+
+def structure_version() -> str:
+    """Changes with every write except build outcomes."""
+    return _version(STRUCTURE_KEY)
+
+
+def status_version() -> str:
+    """Changes with every build outcome (and with every structure change)."""
+    return _version(STATUS_KEY)
+
+
+def catalogue_version() -> str:
+    """Both versions: for whatever shows statuses."""
+    return f"{structure_version()}.{status_version()}"
+
+
+def bump_status(**_signal_kwargs) -> str:
+    version = uuid.uuid4().hex
+    version_store().set(STATUS_KEY, version, None)
     return version
 
 
 def bump_version(**_signal_kwargs) -> str:
+    """Retire everything: structure and status."""
     version = uuid.uuid4().hex
-    version_store().set(VERSION_KEY, version, None)
+    version_store().set(STRUCTURE_KEY, version, None)
+    bump_status()
     return version
 
 
+def _bump_on_save(sender, update_fields=None, **kwargs):
+    # record_build saves a variant with update_fields=["status"]: a build outcome, not a
+    # change of what the variant is.
+    if sender is Variant and update_fields is not None and set(update_fields) <= STATUS_FIELDS:
+        bump_status()
+    else:
+        bump_version()
+
+
+STATUS_FIELDS = {"status"}
+STATUS_MODELS = (BuildRecord,)
 for _model in CATALOGUE_MODELS:
+    on_save = bump_status if _model in STATUS_MODELS else _bump_on_save
+    on_delete = bump_status if _model in STATUS_MODELS else bump_version
     post_save.connect(
-        bump_version, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}"
+        on_save, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}"
     )
     post_delete.connect(
-        bump_version, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}"
+        on_delete, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}"
     )
 
 
@@ -171,9 +214,10 @@ def cached_response(
     return response
 
 
-def cached(name: str, build, *parts):
-    """`build()`'s result, cached for the current catalogue version and the given parts."""
-    key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
+def cached(name: str, build, *parts, version: str | None = None):
+    """`build()`'s result, cached for the catalogue version (the current one unless given, e.g.
+    `structure_version()` for what shows no status) and the given parts."""
+    key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
     value = _stored(key)
     if value is None:
         value = build()

@@ -24,7 +24,7 @@ fields named in their dataclasses below (a GPU model reads `architecture.sm`; a 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 from catalog import naming
@@ -38,6 +38,27 @@ def _tuple(value) -> tuple:
     if isinstance(value, str):
         return (value,) if value else ()
     return tuple(value)
+
+
+def astuple_shallow(record) -> tuple:
+    """A record's field values in order (dataclasses.astuple copies nested values deeply)."""
+    return tuple(getattr(record, f.name) for f in fields(record))
+
+
+# The order of VariantInfo's fields: a row from the database in this order builds one.
+VARIANT_FIELDS = (
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "platform",
+    "python_version",
+    "cuda_version",
+    "sm",
+    "isa",
+    "status",
+)
 
 
 @dataclass(frozen=True)
@@ -193,6 +214,49 @@ class Catalogue:
         if key not in self._index:
             self._index[key] = build(self)
         return self._index[key]
+
+    def with_statuses(self, statuses: tuple) -> Catalogue:
+        """This snapshot with each variant's status replaced by `statuses` (in variant order):
+        build outcomes laid on top of a structure snapshot without rebuilding it."""
+        if len(statuses) != len(self.variants):
+            raise ValueError("one status per variant")
+        variants = tuple(
+            v if v.status == status else replace(v, status=status)
+            for v, status in zip(self.variants, statuses, strict=True)
+        )
+        return Catalogue(
+            variants=variants,
+            branches=self.branches,
+            architectures=self.architectures,
+            gpu_models=self.gpu_models,
+            isas=self.isas,
+        )
+
+    # -- construction from plain rows (a compact, picklable form) --------------------------
+    def to_rows(self) -> dict:
+        """Plain tuples in dataclass field order: pickles and loads far faster than records."""
+        return {
+            name: tuple(astuple_shallow(r) for r in getattr(self, name))
+            for name in ("variants", "branches", "architectures", "gpu_models", "isas")
+        }
+
+    @classmethod
+    def from_rows(cls, rows: dict) -> Catalogue:
+        kinds = {
+            "variants": VariantInfo,
+            "branches": BranchInfo,
+            "architectures": ArchitectureInfo,
+            "gpu_models": GpuModelInfo,
+            "isas": IsaInfo,
+        }
+        built = {name: tuple(kind(*row) for row in rows[name]) for name, kind in kinds.items()}
+        return cls(
+            variants=built["variants"],
+            branches=built["branches"],
+            architectures=built["architectures"],
+            gpu_models=built["gpu_models"],
+            isas=built["isas"],
+        )
 
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod

@@ -1,7 +1,7 @@
 """The one-screen selector: rows of buttons that narrow the catalogue to one variant.
 
 The narrowing is `catalog.browse.selector_engine` (pure); this module fetches the rows (one query,
-cached per catalogue version), reads the choices from the query string and hands the template what
+cached per structure version), reads the choices from the query string and hands the template what
 it shows. The selector lives on the home page (`/?gpu=sm90&…`); /select/ answers htmx with the
 selector alone, so a click swaps it in place and pushes the home page URL."""
 
@@ -24,13 +24,18 @@ PANEL = "catalog/_selector_panel.html"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
-def rows() -> list[selector_engine.Row]:
-    """Every variant as a selector row: one query, cached per catalogue version (every write
-    retires it) and kept in-process too."""
-    version = cache.catalogue_version()
+def rows() -> selector_engine.Index:
+    """Every variant as a selector row, indexed by value: one query, cached per structure
+    version (a build outcome does not retire it; the selector shows no status) and kept
+    in-process too."""
+    version = cache.structure_version()
     if _MEMO.get("version") != version:
         _MEMO["rows"] = cache.cached(
-            "selector-rows", lambda: selector_engine.rows_from_records(queries.selector_records())
+            "selector-rows",
+            lambda: selector_engine.index_rows(
+                selector_engine.rows_from_records(queries.selector_records())
+            ),
+            version=version,
         )
         _MEMO["version"] = version
     return _MEMO["rows"]
@@ -81,6 +86,7 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
         lambda: _render(_context(chosen, embedded)),
         selector_engine.query_string(chosen),
         embedded,
+        version=cache.structure_version(),
     )
     return html, 200
 
