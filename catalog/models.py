@@ -705,6 +705,7 @@ class CacheEntry(models.Model):
     file_size = models.PositiveBigIntegerField(null=True, blank=True)
     nar_size = models.PositiveBigIntegerField(null=True, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)
+    present_since = models.DateTimeField(null=True, blank=True, help_text="first seen present")
     error = models.CharField(max_length=200, blank=True)
     error_at = models.DateTimeField(null=True, blank=True)
 

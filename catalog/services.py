@@ -13,7 +13,14 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from catalog import naming
-from catalog.models import MAX_BYTES, BuildOutput, BuildRecord, Variant
+from catalog.models import (
+    MAX_BYTES,
+    BinaryCache,
+    BuildOutput,
+    BuildRecord,
+    CacheEntry,
+    Variant,
+)
 
 BUILD_STATUSES = tuple(value for value, _ in BuildRecord.STATUSES)
 # A successful rebuild of a published variant keeps it published.
@@ -170,3 +177,90 @@ def assign_changed(obj: models.Model, values: dict) -> bool:
             setattr(obj, name, value)
             changed = True
     return changed
+
+
+# --- binary caches -----------------------------------------------------------------------------
+
+
+def sync_binary_caches(configured: list[dict]) -> int:
+    """Add or update the BinaryCache rows that settings name (by name); rows added in the admin
+    stay. Returns how many rows changed. ValidationError for a bad name or URL."""
+    changed = 0
+    with transaction.atomic():
+        for entry in configured:
+            cache = BinaryCache.objects.filter(name=entry["name"]).first() or BinaryCache(
+                name=entry["name"]
+            )
+            values = {"url": entry["url"], "priority": entry.get("priority", 50)}
+            if assign_changed(cache, values) or cache.pk is None:
+                cache.full_clean()
+                cache.save()
+                changed += 1
+    return changed
+
+
+def latest_outputs() -> list[BuildOutput]:
+    """The outputs of each variant's most recent build that recorded any: what people would
+    download today (an older build's paths are history, not availability)."""
+    latest = (
+        BuildRecord.objects.filter(variant=models.OuterRef("build__variant"), outputs__isnull=False)
+        .order_by("-started_at", "-id")
+        .values("id")[:1]
+    )
+    return list(
+        BuildOutput.objects.filter(build=models.Subquery(latest)).order_by("store_path", "id")
+    )
+
+
+def store_cache_answers(answers: list[tuple[BuildOutput, BinaryCache, object]]) -> dict:
+    """Write each (output, cache, narinfo.Answer): a definitive answer replaces the entry (and
+    `present_since` starts when a path first appears); an error keeps the last definitive
+    answer and only notes the error and its time. One transaction; counts by outcome."""
+    now = timezone.now()
+    existing = {
+        (e.output_id, e.cache_id): e
+        # By cache only: one bounded read (outputs × caches) with no parameter per output.
+        for e in CacheEntry.objects.filter(cache__in={c.pk for _, c, _ in answers})
+    }
+    counts = {"present": 0, "absent": 0, "error": 0}
+    new, changed = [], []
+    for output, cache, answer in answers:
+        entry = existing.get((output.pk, cache.pk))
+        if entry is None:
+            entry = CacheEntry(output=output, cache=cache)
+            new.append(entry)
+        else:
+            changed.append(entry)
+        _apply_answer(entry, answer, now)
+        counts[
+            "error" if answer.present is None else "present" if answer.present else "absent"
+        ] += 1
+    with transaction.atomic():
+        CacheEntry.objects.bulk_create(new, batch_size=500)
+        CacheEntry.objects.bulk_update(changed, CACHE_ENTRY_FIELDS, batch_size=500)
+    return counts
+
+
+CACHE_ENTRY_FIELDS = [
+    "present",
+    "file_size",
+    "nar_size",
+    "checked_at",
+    "present_since",
+    "error",
+    "error_at",
+]
+
+
+def _apply_answer(entry: CacheEntry, answer, now: datetime) -> None:
+    if answer.present is None:
+        entry.error, entry.error_at = answer.error[:200], now
+        return
+    if answer.present and not entry.present:
+        entry.present_since = now
+    elif not answer.present:
+        entry.present_since = None
+    entry.present, entry.checked_at = answer.present, now
+    entry.file_size = answer.file_size if answer.present else None
+    entry.nar_size = answer.nar_size if answer.present else None
+    entry.error, entry.error_at = "", None
