@@ -20,6 +20,15 @@ FIELDS = {
     "platform",
     "status",
     "url",
+    # built, published, cached (catalog.availability.Summary.as_json)
+    "built",
+    "built_at",
+    "published",
+    "cached",
+    "caches",
+    "download_bytes",
+    "nar_bytes",
+    "closure_bytes",
 }
 
 
@@ -49,6 +58,14 @@ def test_result_shape_and_absolute_detail_url(client):
         "platform": "x86_64-linux",
         "status": "recipe",
         "url": "http://testserver/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/",
+        "built": False,
+        "built_at": None,
+        "published": {"flox": None, "binary_cache": None},
+        "cached": False,
+        "caches": [],
+        "download_bytes": None,
+        "nar_bytes": None,
+        "closure_bytes": None,
     }
 
 

@@ -40,7 +40,7 @@ def test_default_page_is_compact_paginated_and_grouped_by_branch(client):
     assert len(response.content) <= 60_000
     assert count_shown(html) == 804
     assert html.count("<tr>") - 1 == 50  # the first page of 50
-    assert '<tr class="group"><th scope="colgroup" colspan="10">' in html
+    assert '<tr class="group"><th scope="colgroup" colspan="11">' in html
     assert "Page 1 of 17" in html and 'href="?view=list&amp;page=2"' in html
     assert re.search(r'href="/variants/\?[^"]*per_page=all[^"]*">Show all 804<', html)
 

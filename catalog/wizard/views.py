@@ -162,7 +162,7 @@ def wizard(request):
             context["error"] = "Choose or type an answer to go on."
             return _render(request, context, 400)
         return _render(request, context)
-    body = wo.api_body(rec, parsed)
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
     results = [
         {**r, "commands": wo.commands(r["variant"]) if r["variant"] else []}
         for r in wo.results(body)
@@ -268,4 +268,5 @@ def api_recommend(request):
         rec = wi.decide(parsed.answers)
     except AnswerError as exc:
         return _error(exc.message, exc.field)
-    return JsonResponse(wo.api_body(rec, parsed), json_dumps_params={"indent": 1})
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
+    return JsonResponse(body, json_dumps_params={"indent": 1})

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from catalog import cache, queries
+from catalog.availability import NOT_BUILT
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
 from catalog.browse.grid import build_grid
 from catalog.models import STATUSES
@@ -51,7 +52,7 @@ def _filterset(data):
     return VariantFilter(data, choices=choices)
 
 
-def _record(variant, absolute_url) -> dict:
+def _record(variant, absolute_url, summary=NOT_BUILT) -> dict:
     branch = variant.branch
     return {
         "pname": variant.pname,
@@ -68,7 +69,17 @@ def _record(variant, absolute_url) -> dict:
         "url": absolute_url(
             reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
         ),
+        **summary.as_json(),
     }
+
+
+def _with_availability(variants) -> list:
+    """The variants, each with `.availability` (one summary query for all of them)."""
+    variants = list(variants)
+    summaries = queries.availability(v.pk for v in variants)
+    for variant in variants:
+        variant.availability = summaries.get(variant.pk, NOT_BUILT)
+    return variants
 
 
 def _errors(filterset) -> dict:
@@ -129,7 +140,7 @@ def _results_context(data: QueryDict, filterset) -> dict:
     page = paginator.get_page(form["page"])
     context.update(
         count=paginator.count,
-        variants=page.object_list,
+        variants=_with_availability(page.object_list),
         grouped=not form.get("sort"),
         headers=_sort_headers(data, (form.get("sort") or [""])[0]),
         pagination=_pagination(data, page) if paginator.num_pages > 1 else None,
@@ -226,6 +237,7 @@ def _csv(request, filterset) -> str:
             {
                 k: ("" if v is None else v)
                 for k, v in _record(variant, request.build_absolute_uri).items()
+                if k in RECORD_FIELDS
             }
         )
     return out.getvalue()
@@ -251,7 +263,10 @@ def api_variants(request):
         )
 
     def body():
-        results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
+        results = [
+            _record(v, request.build_absolute_uri, v.availability)
+            for v in _with_availability(filterset.qs)
+        ]
         return json.dumps({"count": len(results), "results": results})
 
     payload = cache.cached("api-variants", body, *key)

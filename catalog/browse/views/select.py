@@ -49,6 +49,11 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
             variant_commands(unique.repository, unique.branch, unique.pname) if unique else []
         ),
         "embedded": embedded,
+        "availability": (
+            queries.variant_availability_by_name(unique.repository, unique.branch, unique.pname)
+            if unique
+            else None
+        ),
     }
 
 
