@@ -215,7 +215,11 @@ def latest_outputs() -> list[BuildOutput]:
 def store_cache_answers(answers: list[tuple[BuildOutput, BinaryCache, object]]) -> dict:
     """Write each (output, cache, narinfo.Answer): a definitive answer replaces the entry (and
     `present_since` starts when a path first appears); an error keeps the last definitive
-    answer and only notes the error and its time. One transaction; counts by outcome."""
+    answer and only notes the error and its time. One transaction; counts by outcome.
+
+    Most answers repeat the last one: those rows get one UPDATE of their time per few hundred
+    rows, failures one per distinct error; only new or changed answers are written row by row
+    (bulk_update's CASE per row is slow on thousands)."""
     now = timezone.now()
     existing = {
         (e.output_id, e.cache_id): e
@@ -223,22 +227,40 @@ def store_cache_answers(answers: list[tuple[BuildOutput, BinaryCache, object]]) 
         for e in CacheEntry.objects.filter(cache__in={c.pk for _, c, _ in answers})
     }
     counts = {"present": 0, "absent": 0, "error": 0}
-    new, changed = [], []
+    new, changed, same, failed = [], [], [], {}
     for output, cache, answer in answers:
         entry = existing.get((output.pk, cache.pk))
+        outcome = "error" if answer.present is None else "present" if answer.present else "absent"
+        counts[outcome] += 1
         if entry is None:
             entry = CacheEntry(output=output, cache=cache)
+            _apply_answer(entry, answer, now)
             new.append(entry)
+        elif answer.present is None:
+            failed.setdefault(answer.error[:200], []).append(entry.pk)
+        elif (entry.present, entry.file_size, entry.nar_size) == (
+            answer.present,
+            answer.file_size if answer.present else None,
+            answer.nar_size if answer.present else None,
+        ):
+            same.append(entry.pk)
         else:
+            _apply_answer(entry, answer, now)
             changed.append(entry)
-        _apply_answer(entry, answer, now)
-        counts[
-            "error" if answer.present is None else "present" if answer.present else "absent"
-        ] += 1
     with transaction.atomic():
         CacheEntry.objects.bulk_create(new, batch_size=500)
-        CacheEntry.objects.bulk_update(changed, CACHE_ENTRY_FIELDS, batch_size=500)
+        CacheEntry.objects.bulk_update(changed, CACHE_ENTRY_FIELDS, batch_size=100)
+        for chunk in _chunks(same):
+            CacheEntry.objects.filter(pk__in=chunk).update(checked_at=now, error="", error_at=None)
+        for error, pks in failed.items():
+            for chunk in _chunks(pks):
+                CacheEntry.objects.filter(pk__in=chunk).update(error=error, error_at=now)
     return counts
+
+
+def _chunks(items: list, size: int = 500):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 CACHE_ENTRY_FIELDS = [
