@@ -29,6 +29,10 @@ $(PY):
 	  echo "make needs Python's venv and ensurepip ($(PYTHON) -m venv failed, see $$log):" \
 	    "run \`apt-get install python3-venv\` as root and try again." >&2; exit 1; }; rm -f "$$log"
 
+# The suite runs on every core (pytest-xdist); `make test TEST_WORKERS=0` runs it in one process.
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS)
+
 # Reinstall only when the pinned requirements or the project metadata change.
 $(STAMP): requirements.txt pyproject.toml | $(PY)
 	$(PIP) install --disable-pip-version-check -q -r requirements.txt
@@ -46,19 +50,19 @@ run: setup
 # minute installing Python packages; setup follows through a sub-make to keep that order.
 test: test-packages
 	@$(MAKE) --no-print-directory setup
-	$(WITH_CHROMIUM) $(PY) -m pytest
+	$(WITH_CHROMIUM) $(PYTEST)
 
 # The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
 # Its database is migrated and loaded first, as `setup` does for SQLite, because some tests run
 # manage.py in a subprocess against the configured (not the test) database.
 test-postgres: postgres-packages
 	@$(MAKE) --no-print-directory setup
-	$(WITH_CHROMIUM) scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PY) -m pytest'
+	$(WITH_CHROMIUM) scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PYTEST)'
 
 test-fast:
 	@scripts/require-packages.sh "make test-fast" nix-instantiate:nix-bin
 	@$(MAKE) --no-print-directory setup
-	$(PY) -m pytest -m "not browser"
+	$(PYTEST) -m "not browser"
 
 test-packages:
 	@scripts/require-packages.sh "make test" $(TEST_PACKAGES)

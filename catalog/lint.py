@@ -60,9 +60,22 @@ def expected_platforms(backend: str, isa: str) -> tuple[str, ...]:
     return (vocabulary.CPU_ARCHES[arch].linux_platform,) if arch else ()
 
 
+def _placed(r: VariantRecord, _arch, _files) -> str:
+    """What the import could not place: stored empty, shown as unknown by the pages."""
+    missing = []
+    if r.backend == "cuda" and not r.sm:
+        written = ", ".join(r.gpu_targets)[:120] or "none"
+        missing.append(f"no catalogued GPU architecture matches its GPU targets ({written})")
+    if r.backend == "cuda" and not r.cuda_version:
+        missing.append("it gives no CUDA version")
+    if r.backend == "cpu" and not r.isa:
+        missing.append("no catalogued CPU ISA matches its cpuFlags or its name")
+    return f"Not placed: {'; '.join(missing)}." if missing else ""
+
+
 def _cuda_bounds(r: VariantRecord, arch: ArchFacts | None, _files) -> str:
-    if r.backend != "cuda":
-        return ""
+    if r.backend != "cuda" or not r.sm or not r.cuda_version:
+        return ""  # `placed` reports what is missing
     if arch is None:
         return f"No architecture {r.sm!r} in the catalogue."
     version = naming.version_key(r.cuda_version)[:2]
@@ -169,6 +182,12 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "placed",
+        "a CUDA variant has a catalogued architecture and a CUDA version; a CPU one a catalogued "
+        "ISA",
+        _placed,
+    ),
     Rule(
         "cuda-bounds",
         "the CUDA version can target the architecture (its first and last CUDA)",

@@ -226,11 +226,39 @@ def recipe_path(pname: str) -> str:
     return f".flox/pkgs/{pname}.nix"
 
 
+MAX_RECIPE_PATH = 255  # Variant.recipe_path holds this many
+
+
+def recipe_path_problem(path: str) -> str:
+    """Why PATH (relative to a checkout's root) cannot be a recipe's: every part below
+    .flox/pkgs, and the file name without .nix, must be a safe name (no "..", no link to
+    elsewhere, no control character); "" when it can."""
+    parts = path.split("/")
+    if parts[:2] != [".flox", "pkgs"] or len(parts) < 3 or not parts[-1].endswith(".nix"):
+        return "not a .nix file under .flox/pkgs"
+    names = [*parts[2:-1], parts[-1].removesuffix(".nix")]
+    if len(path) > MAX_RECIPE_PATH:
+        return f"the path is over {MAX_RECIPE_PATH} characters"
+    if any(not SAFE_NAME.fullmatch(name) for name in names):
+        return (
+            "not a safe file name: each part must be letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit (at most 120 characters)"
+        )
+    return ""
+
+
+def shown_path(path: str) -> str:
+    """A path as a report line may show it: quoted and escaped unless it is plain, so a
+    newline or an undecodable byte in a file name cannot forge lines or stop the output."""
+    plain = all(c.isprintable() and c.isascii() for c in path) and path.strip() == path
+    return path if plain else ascii(path)
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """'12.9.1' -> (12, 9, 1) for ordering and comparing versions; non-numeric parts stop it."""
     key = []
     for part in str(version).strip().split("."):
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):
             break
         key.append(int(part))
     return tuple(key)

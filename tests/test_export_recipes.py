@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog.models import Variant
+from catalog.models import Branch, Variant
 from catalog.recipes.exporting import readme, render_recipe, sync
 
 pytestmark = pytest.mark.django_db
@@ -240,7 +240,7 @@ def test_every_generated_recipe_parses_with_nix_instantiate(tmp_path):
     branches = sync.select_branches()
     report = sync.export_recipes([(tmp_path / b.repository / b.name, b) for b in branches])
     files = sorted(str(o.path) for o in report.outcomes if o.path.suffix == ".nix")
-    assert len(files) == Variant.objects.count() == 804
+    assert len(files) == Variant.objects.count() > 0
     # One process per 200 files keeps the argument list short and the run well under a second.
     for i in range(0, len(files), 200):
         result = subprocess.run(
@@ -309,7 +309,8 @@ def test_readme_in_a_checkout_keeps_its_prose(tmp_path):
     )
     assert "<!-- END GENERATED: branch-table -->\n\nOutro.\n" in text
     assert "stale" not in text and "BEGIN GENERATED: variant-matrix" not in text
-    assert len(list((checkout / ".flox/pkgs").glob("*.nix"))) == 62
+    main = Variant.objects.filter(branch__repository="build-pytorch", branch__name="main")
+    assert len(list((checkout / ".flox/pkgs").glob("*.nix"))) == main.count()
     assert not (checkout / "BUILD_MATRIX.md").exists()  # a checkout's files are never created
 
 
@@ -327,7 +328,9 @@ def run(*args, **kwargs):
 
 def test_second_run_writes_nothing_and_keeps_mtimes(tmp_path):
     first = run(output=str(tmp_path), repository=["build-torchvision"])
-    assert "111 created" in first  # 44 + 57 + 4 recipes, and README + BUILD_MATRIX per branch
+    torchvision = Branch.objects.filter(repository="build-torchvision")
+    files = Variant.objects.filter(branch__in=torchvision).count() + 2 * torchvision.count()
+    assert f"{files} created" in first  # every recipe, and README + BUILD_MATRIX per branch
     before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
     second = run(output=str(tmp_path), repository=["build-torchvision"])
     assert "0 created, 0 updated" in second

@@ -21,8 +21,12 @@ def results(client, query):
     return data["results"]
 
 
+def in_branch(repository, name):
+    return Variant.objects.filter(branch__repository=repository, branch__name=name).count()
+
+
 def test_no_filter_lists_every_variant(client):
-    assert len(results(client, "")) == Variant.objects.count() == 804
+    assert len(results(client, "")) == Variant.objects.count() > 0
 
 
 def test_repository(client):
@@ -35,19 +39,21 @@ def test_branch_name_spans_repositories(client):
     rows = results(client, "branch=main")
     assert {r["repository"] for r in rows} == {"build-pytorch", "build-torchvision"}
     assert {r["branch"] for r in rows} == {"main"}
-    assert len(rows) == 62 + 44
+    assert len(rows) == Variant.objects.filter(branch__name="main").count()
 
 
 def test_branch_with_repository_picks_one_branch(client):
     rows = results(client, "branch=main&repository=build-torchvision")
-    assert len(rows) == 44
+    assert len(rows) == in_branch("build-torchvision", "main")
     assert {(r["repository"], r["branch"]) for r in rows} == {("build-torchvision", "main")}
 
 
 def test_several_branches_are_alternatives(client):
     rows = results(client, "branch=cuda-12_9&branch=cuda-13_0")
     assert {r["branch"] for r in rows} == {"cuda-12_9", "cuda-13_0"}
-    assert len(rows) == 57 + 4
+    assert len(rows) == in_branch("build-torchvision", "cuda-12_9") + in_branch(
+        "build-torchvision", "cuda-13_0"
+    )
 
 
 def test_library(client):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -1021,3 +1022,346 @@ class TestExport:
         assert (pkgs / ".dir.nix.ab12cd34.tmp").is_dir()
         assert (pkgs / ".link.nix.ab12cd34.tmp").is_symlink()
         assert (tmp_path / "elsewhere.txt").read_text() == "theirs\n"
+
+
+# ---------------------------------------------------------------- import-recipes input
+
+FORM_CUDA = ROOT / "tests" / "data" / "recipes" / "forms" / "pytorch-pinned-cuda.nix"
+FORM_PNAME = "pytorch-python313-cuda12_8-sm61-avx"
+
+
+def import_checkout(root: Path, branch: str = "main", **options) -> str:
+    out = StringIO()
+    call_command(
+        "import-recipes",
+        str(root),
+        repository="build-pytorch",
+        branch=branch,
+        stdout=out,
+        stderr=StringIO(),
+        **options,
+    )
+    return out.getvalue()
+
+
+def pkgs_with(root: Path, files: dict[str, str]) -> Path:
+    pkgs = root / ".flox" / "pkgs"
+    pkgs.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (pkgs / name).write_text(text)
+    return pkgs
+
+
+def without_gpu_targets(text: str) -> str:
+    """nixpkgs' default GPU targets: `torch.override { cudaSupport = true; }` and nothing else
+    naming an architecture."""
+    for line in ("    gpuTargets = [ gpuArchSM ];\n", "      gpuArch = gpuArchSM;\n"):
+        text = text.replace(line, "")
+    text = text.replace('  gpuArchNum = "61";', "").replace('  gpuArchSM = "6.1";', "")
+    return text.replace("sm61", "defaults").replace(FORM_PNAME, "torch-cuda-defaults")
+
+
+def unknown_gpu_arch(text: str) -> str:
+    return (
+        text.replace('gpuArchSM = "6.1"', 'gpuArchSM = "99.9"')
+        .replace('gpuArchNum = "61"', 'gpuArchNum = "999"')
+        .replace("sm61", "sm999")
+    )
+
+
+@pytest.mark.django_db
+class TestImportedRecipesNeverBreakAListing:
+    """A CUDA recipe the catalogue cannot place (nixpkgs' default GPU targets, an unknown
+    architecture) is imported with its architecture empty, listed as an unknown GPU, printed
+    by the import and listed by the audit; every page that lists it answers 200."""
+
+    PAGES = ("/", "/variants/", "/variants/?view=grid", "/variants/?format=csv", "/api/variants")
+
+    @pytest.mark.parametrize("change", [without_gpu_targets, unknown_gpu_arch])
+    def test_a_cuda_recipe_without_a_known_architecture_is_listed(self, tmp_path, client, change):
+        pkgs_with(tmp_path, {"torch-odd.nix": change(FORM_CUDA.read_text())})
+        out = import_checkout(tmp_path)
+        assert "not placed: .flox/pkgs/torch-odd.nix: No catalogued GPU architecture" in out
+        assert "1 values not placed" in out
+        variant = Variant.objects.get(recipe_path=".flox/pkgs/torch-odd.nix")
+        assert variant.backend == "cuda" and variant.gpu_arch is None
+        for path in (*self.PAGES, variant.get_absolute_url()):
+            assert client.get(path).status_code == 200, path
+        panel = client.get("/select/?gpu=unknown", HTTP_HX_REQUEST="true")
+        assert panel.status_code == 200 and "Unknown GPU" in panel.content.decode()
+        audit = StringIO()
+        with pytest.raises(CommandError):
+            call_command("audit-catalogue", gate=["imported"], stdout=audit)
+        assert (
+            "[placed]" in audit.getvalue() and "Not placed: no catalogued GPU" in audit.getvalue()
+        )
+        assert "Not placed: no catalogued GPU" in client.get("/audit/").content.decode()
+
+    def test_a_value_the_model_refuses_is_left_empty_and_reported(self, tmp_path, client):
+        text = FORM_CUDA.read_text().replace("echo 4 >", "echo 99999999999999999999999 >")
+        pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": text})
+        out = import_checkout(tmp_path)
+        assert "not placed:" in out and "metadata_rev" not in out  # named as the page names it
+        variant = Variant.objects.get(pname=FORM_PNAME, branch__name="main")
+        assert variant.metadata_rev is None
+        assert client.get(variant.get_absolute_url()).status_code == 200
+
+    def test_a_pname_that_is_not_a_safe_name_is_refused_with_its_line(self, tmp_path):
+        text = FORM_CUDA.read_text().replace(f'pname = "{FORM_PNAME}"', 'pname = "../x y"')
+        pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": text})
+        with pytest.raises(CommandError) as error:
+            import_checkout(tmp_path)
+        assert error.value.returncode == 2 and str(error.value).endswith(".")
+        assert Variant.objects.filter(pname="../x y").count() == 0
+
+
+@pytest.mark.django_db
+class TestCheckoutImportReadsOnlyRegularFiles:
+    """import-recipes PATH reads regular files inside the checkout only: links are refused
+    unread, a file's size is checked before a bounded read, and file names are names."""
+
+    def test_a_link_to_a_file_outside_is_refused_and_never_read(self, tmp_path):
+        secret = tmp_path / "outside.nix"
+        secret.write_text(FORM_CUDA.read_text().replace("GTX 1080", "SECRET-TEXT"))
+        pkgs = pkgs_with(tmp_path / "repo", {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        (pkgs / "linked.nix").symlink_to(secret)
+        with pytest.raises(CommandError) as error:
+            import_checkout(tmp_path / "repo")
+        assert error.value.returncode == 2
+        out = import_checkout(tmp_path / "repo", skip_invalid=True)
+        assert "skipped: .flox/pkgs/linked.nix:1: a symbolic link" in out
+        assert not Variant.objects.filter(recipe_text__contains="SECRET-TEXT").exists()
+
+    def test_a_linked_pkgs_folder_is_refused_with_a_sentence(self, tmp_path):
+        pkgs_with(tmp_path / "elsewhere", {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        (tmp_path / "repo" / ".flox").mkdir(parents=True)
+        (tmp_path / "repo" / ".flox" / "pkgs").symlink_to(tmp_path / "elsewhere" / ".flox" / "pkgs")
+        with pytest.raises(CommandError, match="is a symbolic link") as error:
+            import_checkout(tmp_path / "repo")
+        assert error.value.returncode == 2
+
+    def test_a_huge_sparse_file_is_refused_before_it_is_read(self, tmp_path):
+        pkgs = pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        with open(pkgs / "huge.nix", "wb") as handle:
+            handle.truncate(600 * 1024 * 1024)
+        start = time.perf_counter()
+        out = import_checkout(tmp_path, skip_invalid=True)
+        assert time.perf_counter() - start < 10
+        assert "skipped: .flox/pkgs/huge.nix:1: the file is over 256 KiB" in out
+
+    def test_a_fifo_is_refused_without_waiting_on_it(self, tmp_path):
+        pkgs = pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        os.mkfifo(pkgs / "pipe.nix")
+        out = import_checkout(tmp_path, skip_invalid=True)
+        assert "skipped: .flox/pkgs/pipe.nix:1: not a regular file" in out
+
+    def test_odd_file_names_are_refused_and_cannot_forge_report_lines(self, tmp_path):
+        pkgs = pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        (pkgs / "x\ncreated: forged.nix").write_text(FORM_CUDA.read_text())
+        with open(os.path.join(os.fsencode(pkgs), b"caf\xe9.nix"), "w") as handle:
+            handle.write(FORM_CUDA.read_text())
+        out = import_checkout(tmp_path, skip_invalid=True)
+        assert "\ncreated: forged.nix" not in out
+        assert "skipped: '.flox/pkgs/x\\ncreated: forged.nix':1: not a safe" in out
+        assert "skipped: '.flox/pkgs/caf\\udce9.nix':1: not a safe file name" in out
+        assert Variant.objects.filter(recipe_path__contains="forged").count() == 0
+
+    def test_an_unsafe_branch_name_is_a_sentence(self, tmp_path):
+        pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        with pytest.raises(CommandError, match="is not a safe name") as error:
+            import_checkout(tmp_path, branch="feature/x")
+        assert error.value.returncode == 2
+
+
+def git(cwd: Path, *args: str, input_: str | None = None) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        input=input_,
+    ).stdout.strip()
+
+
+def clone_with_branches(root: Path, branches: dict[str, dict[str, str]]) -> Path:
+    """A repository whose branches hold these files (path -> text)."""
+    root.mkdir()
+    git(root, "init", "-q", "-b", "base")
+    git(root, "commit", "-q", "--allow-empty", "-m", "base")
+    for name, files in branches.items():
+        git(root, "checkout", "-q", "-b", name, "base")
+        for path, text in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", name)
+    git(root, "branch", "-q", "-D", "base")
+    return root
+
+
+def import_git(clone: Path, **options) -> str:
+    out = StringIO()
+    call_command(
+        "import-recipes",
+        str(clone),
+        git=True,
+        repository="build-pytorch",
+        stdout=out,
+        stderr=StringIO(),
+        **options,
+    )
+    return out.getvalue()
+
+
+RECIPE_FILES = {f".flox/pkgs/{FORM_PNAME}.nix": FORM_CUDA.read_text()}
+
+
+@pytest.mark.django_db
+class TestGitImportInput:
+    """import-recipes --git on branches and trees nobody vetted: a sentence, never a
+    traceback, and nothing stored outside .flox/pkgs."""
+
+    def test_a_branch_with_a_slash_is_skipped_and_the_others_import(self, tmp_path):
+        clone = clone_with_branches(
+            tmp_path / "repo", {"feature/x": RECIPE_FILES, "odd-ok": RECIPE_FILES}
+        )
+        out = import_git(clone)
+        assert "skipped branch: 'feature/x' is not a safe name" in out
+        assert "build-pytorch:odd-ok: branch created" in out
+        assert not Branch.objects.filter(name="feature/x").exists()
+        with pytest.raises(CommandError, match="'feature/x' is not a safe name") as error:
+            import_git(clone, branch=["feature/x"])
+        assert error.value.returncode == 2
+
+    def test_a_branch_name_that_is_not_utf8_is_skipped_with_a_sentence(self, tmp_path):
+        clone = clone_with_branches(tmp_path / "repo", {"fine": RECIPE_FILES})
+        commit = git(clone, "rev-parse", "fine")
+        subprocess.run(["git", "update-ref", b"refs/heads/caf\xe9", commit], cwd=clone, check=True)
+        out = import_git(clone)
+        assert "skipped branch: 'caf\\udce9' is not a safe name" in out
+        assert "build-pytorch:fine: branch created" in out
+
+    def crafted(self, tmp_path: Path, entries: list[tuple[str, str]]) -> Path:
+        """A branch `crafted` whose .flox/pkgs tree holds these (name, blob text) entries as
+        written, `..` and newlines included (git mktree takes what git add refuses)."""
+        clone = clone_with_branches(tmp_path / "repo", {"crafted-base": RECIPE_FILES})
+
+        def blob(text: str) -> str:
+            return git(clone, "hash-object", "-w", "--stdin", input_=text)
+
+        def tree(rows: list[str]) -> str:
+            return git(clone, "mktree", "-z", input_="".join(f"{r}\0" for r in rows))
+
+        evil = tree([f"100644 blob {blob(FORM_CUDA.read_text())}\tevil.nix"])
+        up = tree([f"040000 tree {evil}\t.."])
+        rows = [f"100644 blob {blob(FORM_CUDA.read_text())}\t{FORM_PNAME}.nix"]
+        rows += [f"100644 blob {blob(text)}\t{name}" for name, text in entries]
+        rows.append(f"040000 tree {up}\t..")
+        pkgs = tree(sorted(rows, key=lambda r: r.split("\t")[1]))
+        root = tree([f"040000 tree {tree([f'040000 tree {pkgs}' + chr(9) + 'pkgs'])}\t.flox"])
+        commit = git(clone, "commit-tree", root, "-m", "crafted")
+        git(clone, "update-ref", "refs/heads/crafted", commit)
+        return clone
+
+    def test_dot_dot_entries_are_refused_never_stored(self, tmp_path):
+        clone = self.crafted(tmp_path, [])
+        with pytest.raises(CommandError) as error:
+            import_git(clone, branch=["crafted"])
+        assert error.value.returncode == 2
+        out = import_git(clone, branch=["crafted"], skip_invalid=True)
+        assert "skipped: .flox/pkgs/../../evil.nix:1: not a safe file name" in out
+        assert not Variant.objects.filter(recipe_path__contains="..").exists()
+        assert Variant.objects.filter(branch__name="crafted", pname=FORM_PNAME).exists()
+
+    def test_a_newline_in_a_file_name_cannot_forge_report_lines(self, tmp_path):
+        clone = self.crafted(tmp_path, [("a\ncreated: forged.nix", FORM_CUDA.read_text())])
+        out = import_git(clone, branch=["crafted"], skip_invalid=True)
+        assert "\ncreated: forged.nix" not in out
+        assert "skipped: '.flox/pkgs/a\\ncreated: forged.nix':1: not a safe file name" in out
+
+    def test_a_symbolic_link_in_the_tree_is_refused(self, tmp_path):
+        clone = clone_with_branches(tmp_path / "repo", {"linked": RECIPE_FILES})
+        git(clone, "checkout", "-q", "linked")
+        (clone / ".flox/pkgs/link.nix").symlink_to("/etc/passwd")
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", "link")
+        out = import_git(clone, branch=["linked"], skip_invalid=True)
+        assert "skipped: .flox/pkgs/link.nix:1: a symbolic link" in out
+
+
+FACTS = """## Branch facts
+
+| Field | Value |
+|---|---|
+| Repository | build-pytorch |
+| Branch | facts |
+| PyTorch | 2.8.0 |
+| TorchVision |  |
+| Python | 3.13 |
+| vLLM |  |
+| CUDA | 12.8 |
+| cuDNN | 9.x |
+| Minimum driver | 550 |
+| nixpkgs pin | fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3 |
+| Purpose | A branch. |
+| Key additions |  |
+| Default branch | no |
+| Preference | 50 |
+| PyTorch branch |  |
+| Stated variant count |  |
+| Default status | recipe |
+"""
+
+
+@pytest.mark.django_db
+class TestBuildMatrixFacts:
+    """BUILD_MATRIX.md's facts table is checked as the admin checks a branch: a value the model
+    refuses (or markup) refuses the table with a sentence; the branch's facts then come from
+    the recipes, and nothing of the table reaches the pages or an export."""
+
+    @pytest.mark.parametrize(
+        ("row", "value"),
+        [
+            ("Minimum driver", "9" * 23),
+            ("CUDA", "banana"),
+            ("Python", "abc"),
+            ("nixpkgs pin", "fe5e41d7" + "${builtins.readFile /etc/passwd}" * 4),
+            ("Purpose", "p" * 5000),
+            ("Purpose", "<script>alert(1)</script>"),
+            ("Minimum driver", "²"),
+        ],
+        ids=[
+            "driver-23-digits",
+            "cuda-banana",
+            "python-abc",
+            "pin-nix",
+            "5000-chars",
+            "script",
+            "superscript-digit",
+        ],
+    )
+    def test_a_refused_fact_is_a_sentence_and_is_not_stored(self, tmp_path, client, row, value):
+        facts = re.sub(rf"^\| {re.escape(row)} \|.*$", f"| {row} | {value} |", FACTS, flags=re.M)
+        assert value in facts
+        pkgs_with(tmp_path, {f"{FORM_PNAME}.nix": FORM_CUDA.read_text()})
+        (tmp_path / "BUILD_MATRIX.md").write_text(facts)
+        out = import_checkout(tmp_path, branch="facts")
+        assert "inferred for the new branch: BUILD_MATRIX.md was refused (" in out
+        branch = Branch.objects.get(repository="build-pytorch", name="facts")
+        stored = [str(getattr(branch, f.name)) for f in Branch._meta.fields]
+        assert not any(value[:40] in text for text in stored)
+        assert client.get(branch.get_absolute_url()).status_code == 200
+        export = tmp_path / "export"
+        call_command(
+            "export-recipes",
+            output=str(export),
+            repository=["build-pytorch"],
+            branch=["facts"],
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+        written = "".join(
+            p.read_text() for p in export.rglob("*.md") if "facts" in str(p.relative_to(export))
+        )
+        assert written and value[:40] not in written

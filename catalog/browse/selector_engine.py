@@ -48,6 +48,9 @@ NO_GPU = {
     "mps": ("mps", "Apple GPU", "Metal (MPS)", "the Apple GPU (MPS)"),
 }
 NO_ISA = ("None", "Apple Silicon")
+# A CUDA variant whose GPU targets match no catalogued architecture (an import finding; the
+# audit lists it): one button for all of them, so a listing never depends on an unknown value.
+UNKNOWN_GPU = ("unknown", "Unknown GPU", "CUDA, architecture not catalogued", "an unknown GPU")
 NO_CUDA = "No CUDA"
 MAX_VALUE_SHOWN = 40  # a refused value is echoed at most this long
 
@@ -83,6 +86,9 @@ class Row:
 
 
 def _gpu_choice(r: Mapping) -> Choice:
+    if r["backend"] == "cuda" and not r["sm"]:
+        value, label, detail, name = UNKNOWN_GPU
+        return Choice(value, label, detail, name, order=(3, 0))
     if r["backend"] == "cuda":
         sm = r["sm"]
         return Choice(
@@ -90,9 +96,9 @@ def _gpu_choice(r: Mapping) -> Choice:
             r["gpu_name"],
             f"{sm.upper()} · {r['gpu_models']}",
             f"{r['gpu_name']} ({sm.upper()})",
-            (0, r["arch_number"]),
+            (0, r["arch_number"] or 0),
         )
-    value, label, detail, name = NO_GPU[r["backend"]]
+    value, label, detail, name = NO_GPU.get(r["backend"], NO_GPU["cpu"])
     return Choice(value, label, detail, name, order=(1 if value == "mps" else 2, 0))
 
 
@@ -133,6 +139,8 @@ def _platform_choices(r: Mapping) -> tuple[Choice, Choice]:
 
 
 def _python_choice(r: Mapping) -> Choice:
+    if not r["python"]:
+        return Choice(UNKNOWN_GPU[0], "Unknown", name="an unknown Python version", order=(99,))
     return Choice(
         r["python"], r["python"], name=f"Python {r['python']}", order=version_key(r["python"])
     )

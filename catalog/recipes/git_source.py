@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog import vocabulary
+from catalog import naming, vocabulary
 
 PKGS_DIR = ".flox/pkgs"
 BUILD_MATRIX = "BUILD_MATRIX.md"
@@ -58,7 +58,7 @@ def branches(repo: Path) -> list[GitBranch]:
         "--format=%(refname)%00%(objectname)",
         "refs/heads",
         "refs/remotes",
-    ).decode()
+    ).decode("utf-8", "surrogateescape")  # a name that is not UTF-8 is refused by name later
     found: dict[str, str] = {}
     for line in out.splitlines():
         ref, commit = line.split("\0")
@@ -82,7 +82,8 @@ def select(repo: Path, names: list[str]) -> list[GitBranch]:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise GitError(
-            f"{repo} has no branch {unknown[0]!r}; its branches: {', '.join(by_name) or 'none'}."
+            f"{repo} has no branch {ascii(unknown[0])}; its branches: "
+            f"{', '.join(naming.shown_path(n) for n in by_name) or 'none'}."
         )
     return [by_name[n] for n in names]
 
@@ -97,27 +98,46 @@ def repository_of(repo: Path) -> str:
     return name if name in vocabulary.REPOSITORIES else ""
 
 
-def read_branch(repo: Path, commit: str) -> tuple[list[tuple[str, bytes]], bytes | None]:
-    """(path, bytes) of each .nix under .flox/pkgs at the commit, and BUILD_MATRIX.md or None."""
-    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, PKGS_DIR, BUILD_MATRIX)
-    entries = []
+def read_branch(
+    repo: Path, commit: str, max_bytes: int, max_matrix_bytes: int
+) -> tuple[list[tuple[str, bytes, str]], bytes | None, str]:
+    """(path, bytes, why refused) of each .nix under .flox/pkgs at the commit, BUILD_MATRIX.md
+    or None, and why BUILD_MATRIX.md was refused ("" when it was not). A symbolic link (mode
+    120000) or a blob over its size bound is refused unread; the tree's sizes come first."""
+    listing = _git(repo, "ls-tree", "-r", "-z", "-l", "--full-tree", commit, PKGS_DIR, BUILD_MATRIX)
+    wanted, files, matrix_refused = [], [], ""
     for record in listing.split(b"\0"):
         if not record:
             continue
         meta, path = record.split(b"\t", 1)
-        kind, sha = meta.split()[1:3]
+        mode, kind, sha, size = meta.split()[:4]
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and (name.endswith(".nix") or name == BUILD_MATRIX):
-            entries.append((name, sha.decode()))
-    blobs = _cat_blobs(repo, [sha for _, sha in entries])
+        if kind != b"blob" or not (name.endswith(".nix") or name == BUILD_MATRIX):
+            continue
+        limit = max_matrix_bytes if name == BUILD_MATRIX else max_bytes
+        refused = _refusal(mode, int(size), limit)
+        if refused and name == BUILD_MATRIX:
+            matrix_refused = refused
+        elif refused:
+            files.append((name, b"", refused))
+        else:
+            wanted.append((name, sha.decode()))
+    blobs = _cat_blobs(repo, [sha for _, sha in wanted])
     matrix = None
-    files = []
-    for (name, _sha), data in zip(entries, blobs, strict=True):
+    for (name, _sha), data in zip(wanted, blobs, strict=True):
         if name == BUILD_MATRIX:
             matrix = data
         else:
-            files.append((name, data))
-    return sorted(files), matrix
+            files.append((name, data, ""))
+    return sorted(files), matrix, matrix_refused
+
+
+def _refusal(mode: bytes, size: int, limit: int) -> str:
+    if mode == b"120000":
+        return "a symbolic link; import reads only regular files and never follows one"
+    if size > limit:
+        return f"the file is over {limit // 1024} KiB; a recipe is a few"
+    return ""
 
 
 def _cat_blobs(repo: Path, shas: list[str]) -> list[bytes]:

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from catalog.seeding import load_catalogue
-
 # Playwright's sync API runs an event loop in the test thread; Django's ORM guard would refuse
 # database access from it.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -47,7 +45,6 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 @pytest.fixture
-def seeded_live_server(live_server, transactional_db):
+def seeded_live_server(live_server, seeded_db):
     """A live server over the full seed catalogue (transactional tests start from a flush)."""
-    load_catalogue()
     return live_server

@@ -12,9 +12,12 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import vocabulary
+from catalog import naming, vocabulary
 from catalog.recipes import git_source
 from catalog.recipes.importing.store import (
+    BUILD_MATRIX,
+    MAX_MATRIX_BYTES,
+    MAX_RECIPE_BYTES,
     ImportFailure,
     ImportReport,
     Source,
@@ -82,12 +85,16 @@ class Command(BaseCommand):
                 f"Cannot tell which repository {repo} is from its remote URL; pass --repository.",
                 returncode=2,
             )
-        selected = git_source.select(repo, names)
+        selected = self._safe_branches(git_source.select(repo, names), bool(names))
         reports = []
         for number, branch in enumerate(selected, start=1):
             self._progress(f"[{number}/{len(selected)}] {repository}:{branch.name} reading…")
-            files, matrix = git_source.read_branch(repo, branch.commit)
-            sources = [Source(name, data) for name, data in files]
+            files, matrix, matrix_refused = git_source.read_branch(
+                repo, branch.commit, MAX_RECIPE_BYTES, MAX_MATRIX_BYTES
+            )
+            sources = [Source(name, data, refused) for name, data, refused in files]
+            if matrix_refused:
+                sources.append(Source(BUILD_MATRIX, b"", matrix_refused))
             self._progress(f"[{number}/{len(selected)}] {repository}:{branch.name} importing…")
             reports.append(
                 import_sources(
@@ -102,6 +109,23 @@ class Command(BaseCommand):
         self._progress("")
         return reports
 
+    def _safe_branches(self, selected, named: bool):
+        """The branches whose names the catalogue can hold. A name with a slash (`feature/x`)
+        or another character a path cannot carry is skipped with a sentence: mapping it to a
+        safe name could merge it with a real branch of that name. Naming one is an error."""
+        safe = []
+        for branch in selected:
+            unsafe = naming.unsafe_name_reason(branch.name)
+            if unsafe and named:
+                raise CommandError(f"The branch name {unsafe[0].lower()}{unsafe[1:]}", returncode=2)
+            if unsafe:
+                self.stdout.write(self.style.WARNING(f"skipped branch: {unsafe}"))
+            else:
+                safe.append(branch)
+        if not safe:
+            raise CommandError("None of the clone's branches has a safe name.", returncode=2)
+        return safe
+
     def _progress(self, text: str) -> None:
         """A one-line status on a terminal only (redirected stderr stays clean)."""
         stream = getattr(self.stderr, "_out", sys.stderr)
@@ -115,6 +139,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"{outcome}: {path}" + (f" — {detail}" if detail else ""))
         for line in report.invalid:
             self.stdout.write(self.style.WARNING(f"skipped: {line}"))
+        # What the catalogue could not place is stored empty (shown as unknown) and is never a
+        # silent success: listed at every verbosity.
+        for path, sentence in report.unplaced:
+            self.stdout.write(self.style.WARNING(f"not placed: {path}: {sentence}"))
         if verbosity > 1:
             for path, sentence in report.findings:
                 self.stdout.write(f"finding: {path}: {sentence}")

@@ -51,6 +51,10 @@ class Interpreted:
     values: dict  # Variant field -> value; gpu_arch / cpu_isa as slugs ("" = none)
     dependency: Dependency
     findings: list[str] = field(default_factory=list)  # sentences, each about this recipe
+    # What the catalogue cannot place (a CUDA variant with no catalogued architecture, …): the
+    # variant is stored with the field empty and the pages show it as unknown; the import
+    # prints these at every verbosity and the audit lists them.
+    unplaced: list[str] = field(default_factory=list)
 
 
 def facts_json(facts: RecipeFacts) -> dict:
@@ -99,10 +103,16 @@ def interpret(
     facts: RecipeFacts, file_stem: str, tables: Tables, branch: BranchDefaults
 ) -> Interpreted:
     findings: list[str] = []
+    unplaced: list[str] = []
     named = naming.parse_lenient(file_stem) or naming.parse_lenient(facts.pname)
     cuda = _cuda_version(facts, named, branch, findings) if facts.backend == "cuda" else ""
-    sm = _gpu_arch(facts, named, tables, findings) if facts.backend == "cuda" else ""
-    isa = _cpu_isa(facts, named, tables, findings) if facts.backend != "mps" else ""
+    if facts.backend == "cuda" and not cuda:
+        unplaced.append(
+            "No CUDA version: neither its CUDA package set, a -DCUDA_VERSION flag, its name nor "
+            "the branch gives one."
+        )
+    sm = _gpu_arch(facts, named, tables, unplaced) if facts.backend == "cuda" else ""
+    isa = _cpu_isa(facts, named, tables, findings, unplaced) if facts.backend != "mps" else ""
     values = {
         "pname": facts.pname,
         "library": facts.library,
@@ -111,7 +121,7 @@ def interpret(
         "gpu_arch": sm,
         "cpu_isa": isa,
         "platform": _platform(facts, isa, findings),
-        "python_version": _python_version(facts, named, branch, findings),
+        "python_version": _python_version(facts, named, branch, unplaced),
         "blas": _blas(facts),
         "disabled_features": list(facts.disabled_features),
         "extra_cmake_flags": list(facts.extra_cmake_flags),
@@ -128,7 +138,7 @@ def interpret(
         "recipe_facts": facts_json(facts),
     }
     values.update(_header_values(facts.header))
-    return Interpreted(values, _dependency(facts), findings)
+    return Interpreted(values, _dependency(facts), findings, unplaced)
 
 
 def _cuda_version(facts, named, branch: BranchDefaults, findings: list[str]) -> str:
@@ -156,19 +166,19 @@ def _gpu_arch(facts, named, tables: Tables, findings: list[str]) -> str:
     for sm in candidates:
         if sm in tables.archs:
             return sm
-    written = ", ".join(facts.gpu_targets) or "none"
+    written = ", ".join(facts.gpu_targets)[:200] or "none"
     findings.append(f"No catalogued GPU architecture matches its GPU targets ({written}).")
     return ""
 
 
-def _cpu_isa(facts, named, tables: Tables, findings: list[str]) -> str:
+def _cpu_isa(facts, named, tables: Tables, findings: list[str], unplaced: list[str]) -> str:
     # `-mno-…` guards keep the compiler off newer instructions; the ISA is what is switched on.
     enabled = tuple(f for f in facts.cpu_flags if not f.startswith("-mno-"))
     by_flags = tables.isa_flags.get(enabled) if enabled else None
     if by_flags:
         return by_flags
     for written in (facts.passthru.get("cpuISA") or "", named.isa if named else ""):
-        slug = naming.isa_slug(written)
+        slug = naming.isa_slug(written[:40])
         if slug in tables.isas:
             if facts.cpu_flags:
                 findings.append(
@@ -177,7 +187,7 @@ def _cpu_isa(facts, named, tables: Tables, findings: list[str]) -> str:
                 )
             return slug
     if facts.cpu_flags or facts.backend == "cpu":
-        findings.append("No catalogued CPU ISA matches its cpuFlags or its name.")
+        unplaced.append("No catalogued CPU ISA matches its cpuFlags or its name.")
     return ""
 
 

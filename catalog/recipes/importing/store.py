@@ -8,12 +8,16 @@ the audit). One branch is one transaction."""
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
@@ -24,7 +28,7 @@ from catalog.recipes.importing import build_matrix
 from catalog.recipes.importing.errors import ParseError
 from catalog.recipes.importing.recipes import BranchDefaults, Dependency, Tables, interpret
 from catalog.recipes.nix.errors import RecipeError
-from catalog.recipes.nix.read import read_recipe
+from catalog.recipes.nix.read import MAX_RECIPE_CHARS, read_recipe
 from catalog.services import assign_changed
 
 PKGS_DIR = ".flox/pkgs"
@@ -44,6 +48,16 @@ class ImportFailure(Exception):
 class Source:
     path: str  # relative to the checkout root, e.g. ".flox/pkgs/<file>.nix"
     data: bytes
+    refused: str = ""  # why the file was not read (a link, too large, …); data is then empty
+
+
+# A recipe is a few kilobytes; the reader refuses more than this many characters, and the file
+# is refused before it is read when it holds more bytes (stat first, then a bounded read).
+MAX_RECIPE_BYTES = MAX_RECIPE_CHARS
+MAX_MATRIX_BYTES = 1024 * 1024
+LINK_REFUSED = (
+    "a symbolic link; import reads only regular files inside the checkout and never follows one"
+)
 
 
 @dataclass
@@ -54,6 +68,7 @@ class ImportReport:
     inferred: list[str] = field(default_factory=list)  # what a new branch's fields came from
     files: list[tuple[str, str, str]] = field(default_factory=list)  # (path, outcome, detail)
     findings: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence)
+    unplaced: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence), printed
     invalid: list[str] = field(default_factory=list)  # "path:line: reason", skipped
     dry_run: bool = False
 
@@ -75,6 +90,8 @@ class ImportReport:
             text += f", {c['kept']} kept"
         if self.invalid:
             text += f", {len(self.invalid)} skipped (not recipes)"
+        if self.unplaced:
+            text += f"; {len(self.unplaced)} values not placed (listed above; the audit lists them)"
         return text + f"; {len(self.findings)} findings"
 
 
@@ -82,40 +99,93 @@ class ImportReport:
 
 
 def checkout_sources(path) -> tuple[list[Source], bytes | None]:
-    """The recipes under PATH/.flox/pkgs and BUILD_MATRIX.md's bytes (None when absent)."""
+    """The recipes under PATH/.flox/pkgs and BUILD_MATRIX.md's bytes (None when absent).
+
+    Only regular files inside the checkout are read: a symbolic link (file or folder) is
+    refused, never followed; a file's size is checked on its open descriptor before a bounded
+    read; a path that is not a safe name is refused unread."""
     from pathlib import Path
 
     root = Path(path).expanduser()
     if not root.is_dir():
         raise ImportFailure(f"{root} is not a directory; pass the root of a build-repo checkout.")
+    for part in (".flox", PKGS_DIR):
+        if (root / part).is_symlink():
+            raise ImportFailure(
+                f"{root / part} is a symbolic link; import reads only the checkout's own "
+                f"{PKGS_DIR} and never follows one."
+            )
     pkgs = root / PKGS_DIR
     if not pkgs.is_dir():
         raise ImportFailure(
             f"{root} has no {PKGS_DIR} directory; pass the root of a build-repo checkout."
         )
-    sources = [
-        Source(p.relative_to(root).as_posix(), p.read_bytes())
-        for p in sorted(pkgs.rglob("*.nix"))
-        if p.is_file()
-    ]
-    matrix = root / BUILD_MATRIX
-    return sources, (matrix.read_bytes() if matrix.is_file() else None)
+    sources = []
+    for folder, dirs, files in os.walk(pkgs, followlinks=False):
+        dirs.sort()
+        for name in sorted(files) + [d for d in dirs if (Path(folder) / d).is_symlink()]:
+            full = Path(folder) / name
+            relative = full.relative_to(root).as_posix()
+            if name.endswith(".nix") or full.is_symlink():
+                sources.append(_read_source(full, relative, MAX_RECIPE_BYTES))
+    sources.sort(key=lambda source: source.path)
+    matrix = None
+    if (root / BUILD_MATRIX).is_symlink() or (root / BUILD_MATRIX).is_file():
+        found = _read_source(root / BUILD_MATRIX, BUILD_MATRIX, MAX_MATRIX_BYTES)
+        if found.refused:
+            sources.append(found)
+        else:
+            matrix = found.data
+    return sources, matrix
+
+
+def _read_source(full, relative: str, limit: int) -> Source:
+    """One file, read only if it is a regular file of at most `limit` bytes."""
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Source(relative, b"", LINK_REFUSED)
+        return Source(relative, b"", f"cannot be read ({exc.strerror})")
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return Source(relative, b"", "not a regular file")
+        if info.st_size > limit:
+            return Source(relative, b"", f"the file is over {limit // 1024} KiB; a recipe is a few")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        return Source(relative, b"", f"the file is over {limit // 1024} KiB; a recipe is a few")
+    return Source(relative, data)
 
 
 def _read_all(sources: list[Source]):
     """(path, facts) for each recipe, and "path:line: reason" for each file that is not one."""
     parsed, invalid, by_pname = [], [], {}
     for source in sources:
+        shown = naming.shown_path(source.path)
+        problem = source.refused or naming.recipe_path_problem(source.path)
+        if problem:
+            invalid.append(f"{shown}:1: {problem}")
+            continue
         try:
             text = source.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = source.data.count(b"\n", 0, exc.start) + 1
-            invalid.append(f"{source.path}:{line}: not UTF-8 text")
+            invalid.append(f"{shown}:{line}: not UTF-8 text")
             continue
         try:
             facts = read_recipe(text)
         except RecipeError as exc:
-            invalid.append(f"{source.path}:{exc.line}: {exc.reason}")
+            invalid.append(f"{shown}:{exc.line}: {exc.reason}")
+            continue
+        unsafe = naming.unsafe_name_reason(facts.pname)
+        if unsafe:
+            line = facts.spans["pname"].line if "pname" in facts.spans else 1
+            invalid.append(
+                f"{shown}:{line}: the pname is not a safe name (letters, digits, '.', '_' and "
+                "'-', starting with a letter or digit, at most 120 characters)"
+            )
             continue
         if facts.pname in by_pname:
             invalid.append(
@@ -145,14 +215,28 @@ def _most_common(values) -> str:
     return counted.most_common(1)[0][0] if counted else ""
 
 
+def _matrix_facts(branch_name: str, matrix: bytes) -> dict:
+    """The facts table's values, checked as the admin checks a branch (ValidationError)."""
+    values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
+    fields = {k: v for k, v in values.items() if k not in ("repository", "name", "pytorch_branch")}
+    trial = Branch(repository=vocabulary.PYTORCH_REPOSITORY, name=branch_name, **fields)
+    trial.full_clean(exclude=["repository", "name", "pytorch_branch"], validate_unique=False)
+    return values
+
+
 def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred: list[str]):
     """A branch the catalogue lacks: its facts table if the checkout has one (the catalogue's
     own export writes it), else versions read from the recipes and the branch name."""
     if matrix is not None:
         try:
-            values = build_matrix.parse_branch_facts(matrix.decode("utf-8"))
-        except (ParseError, UnicodeDecodeError) as exc:
-            inferred.append(f"{BUILD_MATRIX} was not read ({exc})")
+            values = _matrix_facts(branch_name, matrix)
+        except (ParseError, UnicodeDecodeError, ValidationError) as exc:
+            reason = (
+                "; ".join(f"{k}: {v[0]}" for k, v in exc.message_dict.items())
+                if isinstance(exc, ValidationError)
+                else str(exc)
+            )
+            inferred.append(f"{BUILD_MATRIX} was refused ({reason.rstrip('.')})")
         else:
             values.pop("repository", None)
             values.pop("name", None)
@@ -167,9 +251,10 @@ def _new_branch_values(branch_name: str, parsed, matrix: bytes | None, inferred:
     facts = [f for _, _, f in parsed]
     named = [naming.parse_lenient(PurePosixPath(p).stem) for p, _, _ in parsed]
     release = re.search(r"pytorch-(\d+\.\d+)", branch_name)
-    pytorch = _most_common(f.torch_version_override for f in facts) or (
-        release.group(1) if release else ""
-    )
+    # Only a value a Branch can hold (a version of at most 20 characters).
+    pytorch = _most_common(
+        v for f in facts if naming.version_key(v := f.torch_version_override) and len(v) <= 20
+    ) or (release.group(1) if release else "")
     python = re.search(r"python(\d)(\d{1,2})", branch_name)
     python_version = (
         f"{python.group(1)}.{python.group(2)}"
@@ -261,6 +346,37 @@ def _values(interpreted, text: str, path: str, archs: dict, isas: dict) -> dict:
     return values
 
 
+# Set by the importer itself, never from the recipe: not checked against the model here.
+_NOT_FROM_RECIPE = ("id", "branch", "gpu_arch", "cpu_isa", "depends_on", "status", "origin")
+
+
+def _fit(values: dict, unplaced: list[str]) -> str:
+    """Clears each optional field whose value the model refuses (too long, out of range, …)
+    and says so in `unplaced`; returns why the recipe cannot be a variant at all ("" when it
+    can). An empty required field (an unknown Python version) is kept: pages show it unknown."""
+    trial = Variant(**{k: v for k, v in values.items() if k not in _NOT_FROM_RECIPE})
+    try:
+        trial.clean_fields(exclude=_NOT_FROM_RECIPE)
+    except ValidationError as exc:
+        for name, messages in sorted(exc.message_dict.items()):
+            model_field = Variant._meta.get_field(name)
+            value = values[name]
+            if model_field.blank:
+                values[name] = None if model_field.null else type(value)()
+                unplaced.append(
+                    f"Its {model_field.verbose_name} {_shown(value)} was not imported: "
+                    f"{messages[0]}"
+                )
+            elif value not in ("", None):
+                return f"its {model_field.verbose_name} {_shown(value)} is refused: {messages[0]}"
+    return ""
+
+
+def _shown(value) -> str:
+    text = ascii(value) if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
 def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}
@@ -282,6 +398,10 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         stem = PurePosixPath(path).stem
         interpreted = interpret(facts, stem, tables, defaults)
         values = _values(interpreted, text, path, archs, isas)
+        refused = _fit(values, interpreted.unplaced)
+        if refused:
+            report.invalid.append(f"{path}:1: {refused}")
+            continue
         values["depends_on"] = _resolve_dependency(interpreted.dependency, branch, imported)
         # The row with this pname, else the one from this file (its pname changed); never one
         # another file of this import already claimed.
@@ -297,6 +417,7 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         imported[stem] = variant
         report.files.append((path, outcome, ""))
         report.findings.extend((path, sentence) for sentence in interpreted.findings)
+        report.unplaced.extend((path, sentence) for sentence in interpreted.unplaced)
     _remove_missing(report, [v for v in existing if v.pk not in seen])
 
 
@@ -337,6 +458,9 @@ def import_sources(
             f"Unknown repository {repository!r}; choose one of "
             f"{', '.join(vocabulary.REPOSITORIES)}."
         )
+    unsafe = naming.unsafe_name_reason(branch_name)
+    if unsafe:
+        raise ImportFailure(f"The branch name {unsafe[0].lower()}{unsafe[1:]}")
     if not sources:
         raise ImportFailure(
             f"{repository}:{branch_name} has no .nix files under {PKGS_DIR}; nothing was imported."
