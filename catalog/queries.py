@@ -390,13 +390,19 @@ ENTRY_FIELDS = (
 )
 
 
+MAX_ID_PARAMETERS = 900
+
+
 def availability(variant_ids: Iterable[int] | None = None) -> dict[int, Summary]:
     """Each listed variant's build summary (all variants when None); variants never built are
     left out (callers use availability.NOT_BUILT). Two queries: built records with their output
     counts, then the cache entries of each variant's latest build with outputs."""
     builds = BuildRecord.objects.filter(status="built")
-    if variant_ids is not None:
-        builds = builds.filter(variant_id__in=list(variant_ids))
+    wanted_ids = None if variant_ids is None else set(variant_ids)
+    # A page's worth goes in the query; a whole listing reads every built record instead of
+    # sending thousands of parameters (SQLite caps them), then keeps the listed ones.
+    if wanted_ids is not None and len(wanted_ids) <= MAX_ID_PARAMETERS:
+        builds = builds.filter(variant_id__in=wanted_ids)
     rows = (
         builds.annotate(outputs_count=Count("outputs"))
         .order_by("variant_id", "-started_at", "-id")
@@ -404,7 +410,8 @@ def availability(variant_ids: Iterable[int] | None = None) -> dict[int, Summary]
     )
     by_variant: dict[int, list[dict]] = {}
     for row in rows:
-        by_variant.setdefault(row["variant_id"], []).append(row)
+        if wanted_ids is None or row["variant_id"] in wanted_ids:
+            by_variant.setdefault(row["variant_id"], []).append(row)
     if not by_variant:
         return {}
     counts = {row["id"]: row["outputs_count"] for rows in by_variant.values() for row in rows}
@@ -415,8 +422,12 @@ def availability(variant_ids: Iterable[int] | None = None) -> dict[int, Summary]
     wanted = {build_id for build_id in latest_with_outputs.values() if build_id}
     entries: dict[int, list[dict]] = {}
     if wanted:
-        for entry in CacheEntry.objects.filter(output__build_id__in=wanted).values(*ENTRY_FIELDS):
-            entries.setdefault(entry["output__build_id"], []).append(entry)
+        entry_rows = CacheEntry.objects.values(*ENTRY_FIELDS)
+        if len(wanted) <= MAX_ID_PARAMETERS:
+            entry_rows = entry_rows.filter(output__build_id__in=wanted)
+        for entry in entry_rows:
+            if entry["output__build_id"] in wanted:
+                entries.setdefault(entry["output__build_id"], []).append(entry)
     return {
         variant_id: summarise(rows, counts, entries.get(latest_with_outputs[variant_id], []))
         for variant_id, rows in by_variant.items()

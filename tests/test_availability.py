@@ -219,3 +219,34 @@ def test_present_since_is_shown_as_the_time_it_first_appeared(client, server):
     check(server)  # still there: the time it first appeared stays
     body = client.get(f"/variants/{REPO}/{BRANCH}/{SM90}/").content.decode()
     assert f'since <time datetime="{first.isoformat()}">{first:%Y-%m-%d %H:%M} UTC' in body
+
+
+def test_a_check_shows_on_the_cached_matrix_at_once(client, server):
+    server.add(path(6))
+    build(SM90, path(6))
+    before = client.get("/variants/?gpu=sm90&isa=avx512").content.decode()
+    assert "built, not cached" in before  # rendered and cached before the check
+    check(server)
+    after = client.get("/variants/?gpu=sm90&isa=avx512").content.decode()
+    assert "cached · ours" in after
+
+
+def test_caches_are_configured_in_the_admin_with_http_urls_only(admin_client):
+    url = "/admin/catalog/binarycache/add/"
+    bad = admin_client.post(url, {"name": "ftp", "url": "ftp://cache.example.org", "priority": 5})
+    assert bad.status_code == 200 and not BinaryCache.objects.filter(name="ftp").exists()
+    good = admin_client.post(
+        url, {"name": "ours", "url": "https://cache.example.org", "priority": 5, "enabled": "on"}
+    )
+    assert good.status_code == 302
+    assert BinaryCache.objects.get(name="ours").url == "https://cache.example.org"
+
+
+def test_a_long_id_list_gives_the_same_summaries_as_a_short_one(sm90_cached):
+    from catalog import queries
+    from catalog.models import Variant
+
+    sm90 = Variant.objects.get(branch__repository=REPO, branch__name=BRANCH, pname=SM90)
+    many = [sm90.pk, *range(10**6, 10**6 + queries.MAX_ID_PARAMETERS + 5)]
+    assert queries.availability(many) == queries.availability([sm90.pk])
+    assert queries.availability(many)[sm90.pk].cached
