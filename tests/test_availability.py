@@ -250,3 +250,10 @@ def test_a_long_id_list_gives_the_same_summaries_as_a_short_one(sm90_cached):
     many = [sm90.pk, *range(10**6, 10**6 + queries.MAX_ID_PARAMETERS + 5)]
     assert queries.availability(many) == queries.availability([sm90.pk])
     assert queries.availability(many)[sm90.pk].cached
+
+
+def test_the_grid_marks_cached_variants(client, sm90_cached):
+    grid = client.get("/variants/?view=grid&gpu=sm90").content.decode()
+    assert grid.count('<span class="status status-cached">cached</span>') == 1
+    cell = grid.split(f'title="{SM90}"', 1)[1].split("</td>", 1)[0]
+    assert "cached</span>" in cell

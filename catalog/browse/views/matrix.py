@@ -132,7 +132,7 @@ def _results_context(data: QueryDict, filterset) -> dict:
         "all_query": _query(data, page=None, per_page="all", view="list"),
     }
     if filterset.view == "grid":
-        variants = list(variants)
+        variants = _with_availability(variants)
         context.update(count=len(variants), grid=build_grid(variants))
         return context
     per_page = form["per_page"]
