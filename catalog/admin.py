@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from catalog import naming
@@ -20,6 +21,7 @@ from catalog.models import (
 )
 from catalog.recipes.exporting import sync
 from catalog.recipes.nix.errors import EditError
+from catalog.services import EDITABLE_VARIANT_FIELDS, EditRefused, edit_selected
 
 
 class GpuModelInline(admin.TabularInline):
@@ -129,6 +131,15 @@ class VariantAdminForm(forms.ModelForm):
 URL_HTTPS = {models.URLField: {"assume_scheme": "https"}}
 
 
+class EditSelectedForm(forms.Form):
+    field = forms.ChoiceField(choices=[(name, name) for name in EDITABLE_VARIANT_FIELDS])
+    value = forms.CharField(
+        required=False,
+        help_text="as edit-variants takes it: JSON for lists, the slug for gpu_arch and cpu_isa, "
+        "empty for none",
+    )
+
+
 class BuildRecordInline(admin.TabularInline):
     model = BuildRecord
     formfield_overrides = URL_HTTPS
@@ -174,6 +185,7 @@ class VariantAdmin(admin.ModelAdmin):
         "export_preview",
     ]
     inlines = [BuildRecordInline]
+    actions = ["edit_selected"]
     # The composed name shows beside the name it replaces when left empty.
     fieldsets = [
         (title, {"fields": ["pname", "computed_pname", *names[1:]] if title is None else names})
@@ -206,6 +218,40 @@ class VariantAdmin(admin.ModelAdmin):
         if obj is not None and obj.recipe_text:
             return [*self.fieldsets, self.imported_fieldset]
         return self.fieldsets
+
+    @admin.action(description="Edit the selected variants (preview the export diff, then confirm)")
+    def edit_selected(self, request, queryset):
+        """One field set on every selected variant through `catalog.services.edit_selected`:
+        a preview (saved nothing) lists each change and its export diff; confirming saves all
+        or, on any refusal, none."""
+        pks = list(queryset.values_list("pk", flat=True))
+        form = EditSelectedForm(request.POST if "field" in request.POST else None)
+        report = None
+        if form.is_valid():
+            values = {form.cleaned_data["field"]: form.cleaned_data["value"]}
+            confirm = "confirm" in request.POST
+            try:
+                report = edit_selected(pks, values, dry_run=not confirm)
+            except EditRefused as exc:
+                form.add_error(None, str(exc))
+            else:
+                if confirm:
+                    self.message_user(
+                        request,
+                        f"Changed {len(report.edits)} of {report.matched} variants.",
+                        messages.SUCCESS,
+                    )
+                    return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Edit the selected variants",
+            "form": form,
+            "report": report if form.is_valid() and not form.errors else None,
+            "pks": pks,
+            "count": len(pks),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/variant/edit_selected.html", context)
 
     @admin.display(description="recipe as imported")
     def recipe_source(self, obj):

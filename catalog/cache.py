@@ -9,12 +9,15 @@ fragment and ETag at once; nothing has to know which pages a write affects.
 
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
 The version lives in Django's default cache; with several server processes, configure a shared
-cache (e.g. Redis or the database cache) so a write in one retires the fragments of all.
+cache (REDIS_URL, or the file cache on one host) so a write in one retires the fragments of all.
+Every request reads the version from that cache, never from memory, and the in-process memo
+below is keyed by it: another process's write retires this one's memo at its next request.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import uuid
 from collections import OrderedDict
@@ -96,6 +99,16 @@ def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
+def _stored(key: str):
+    """The shared cache's entry for `key`, or None when it is missing or was written by other
+    code: an entry pickled by an earlier release may name a class that moved or no longer exists
+    (during a rolling deploy, or from a file cache kept across an upgrade); it is rendered anew."""
+    try:
+        return cache.get(key)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        return None
+
+
 def cached_response(
     name: str, build: Callable[[], HttpResponse], *parts, version: str | None = None
 ) -> HttpResponse:
@@ -103,7 +116,7 @@ def cached_response(
     catalogue version (the current one unless given) and the given parts; a hit costs no query
     and no rendering."""
     key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
-    stored = _local.get(key) or cache.get(key)
+    stored = _local.get(key) or _stored(key)
     if stored is None:
         response = build()
         if response.status_code != 200:
@@ -125,7 +138,7 @@ def cached_response(
 def cached(name: str, build, *parts):
     """`build()`'s result, cached for the current catalogue version and the given parts."""
     key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    value = cache.get(key)
+    value = _stored(key)
     if value is None:
         value = build()
         cache.set(key, value, FRAGMENT_TIMEOUT)

@@ -1,11 +1,15 @@
 """Writes to the catalogue that more than one entry point shares.
 
 `record_build` is used by `manage.py record-build` and by `POST /api/builds`: both only parse
-their input and call it, so validation and locking live here once.
+their input and call it, so validation and locking live here once. `edit_variants` is
+`manage.py edit-variants` and the variant admin's "Edit the selected variants" action.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
@@ -19,6 +23,8 @@ from catalog.models import (
     BuildOutput,
     BuildRecord,
     CacheEntry,
+    CpuIsa,
+    GpuArchitecture,
     Variant,
 )
 
@@ -286,3 +292,197 @@ def _apply_answer(entry: CacheEntry, answer, now: datetime) -> None:
     entry.file_size = answer.file_size if answer.present else None
     entry.nar_size = answer.nar_size if answer.present else None
     entry.error, entry.error_at = "", None
+
+
+# ---------------------------------------------------------------- edit-variants
+
+# Fields edit-variants may set and match on: the admin form's, less the branch and the
+# dependency (a variant's place is not an edit to its fields).
+EDITABLE_VARIANT_FIELDS = (
+    "pname",
+    "library",
+    "backend",
+    "cuda_version",
+    "gpu_arch",
+    "cpu_isa",
+    "platform",
+    "python_version",
+    "blas",
+    "status",
+    "use_case",
+    "notes",
+    "disabled_features",
+    "extra_cmake_flags",
+    "metadata_rev",
+    "nixpkgs_pin",
+    "cuda_packages_attr",
+    "python_attr",
+    "gpu_targets",
+    "cpu_flags",
+    "platforms",
+    "torch_version_override",
+    "passthru",
+)
+# Foreign keys are written by their slug.
+SLUG_FIELDS = {"gpu_arch": (GpuArchitecture, "sm"), "cpu_isa": (CpuIsa, "slug")}
+
+
+class EditRefused(Exception):
+    """An edit the catalogue cannot make; the message is one sentence. Nothing was written."""
+
+
+@dataclass
+class VariantEdit:
+    pname: str
+    changes: list[tuple[str, str, str]]  # (field, old value, new value) as text
+    diff: str = ""  # what export would now write for its recipe (imported variants)
+
+
+@dataclass
+class EditReport:
+    matched: int = 0
+    edits: list[VariantEdit] = dataclass_field(default_factory=list)
+
+
+def parse_assignments(pairs, option: str) -> dict[str, str]:
+    """["FIELD=VALUE", …] -> {field: raw value}, refusing unknown fields and repeats."""
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep:
+            raise EditRefused(f"{option} {pair!r} is not FIELD=VALUE.")
+        if name not in EDITABLE_VARIANT_FIELDS:
+            raise EditRefused(
+                f"{option} names {name!r}, which is not a variant field that can be edited; "
+                f"choose from {', '.join(EDITABLE_VARIANT_FIELDS)}."
+            )
+        if name in parsed:
+            raise EditRefused(f"{option} names {name} twice.")
+        parsed[name] = raw
+    return parsed
+
+
+def shown(value) -> str:
+    """A field value as edit-variants reads and prints it."""
+    if isinstance(value, GpuArchitecture):
+        return value.sm
+    if isinstance(value, CpuIsa):
+        return value.slug
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    return "" if value is None else str(value)
+
+
+def _field_value(name: str, raw: str):
+    """The raw text of --set as the field's value (JSON for list and mapping fields)."""
+    if name in SLUG_FIELDS:
+        model, key = SLUG_FIELDS[name]
+        if not raw:
+            return None
+        found = model.objects.filter(**{key: raw}).first()
+        if found is None:
+            known = ", ".join(model.objects.values_list(key, flat=True))
+            raise EditRefused(f"--set {name}={raw}: no such {key}; known: {known}.")
+        return found
+    field = Variant._meta.get_field(name)
+    if isinstance(field, models.JSONField):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            raise EditRefused(
+                f"--set {name} takes JSON, e.g. {name}='{shown(field.get_default())}'."
+            ) from None
+        return value
+    try:
+        return field.to_python(raw)
+    except ValidationError as exc:
+        raise EditRefused(f"--set {name}={raw}: {' '.join(exc.messages)}") from None
+
+
+def edit_variants(
+    repository: str, branch: str, where: dict[str, str], values: dict[str, str], *, dry_run=False
+) -> EditReport:
+    """Set `values` on every variant of the branch whose fields read as `where` says (see
+    `edit_selected`)."""
+    if not values:
+        raise EditRefused("Nothing to set: give at least one --set FIELD=VALUE.")
+    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
+    with transaction.atomic():
+        variants = _editable(
+            Variant.objects.filter(branch__repository=repository, branch__name=branch)
+        )
+        if not variants:
+            raise EditRefused(f"{repository}:{branch} has no variants (or no such branch).")
+        matched = [
+            v for v in variants if all(shown(getattr(v, k)) == raw for k, raw in where.items())
+        ]
+        if not matched:
+            condition = " and ".join(f"{k}={raw}" for k, raw in where.items())
+            raise EditRefused(f"No variant of {repository}:{branch} has {condition}.")
+        report = _apply_edit(matched, wanted)
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
+    """Set `values` on the variants with these primary keys (the admin's action). Each is
+    validated as the admin validates it (full_clean); all are saved or, on any error or with
+    dry_run, none. Each edit lists its changed fields and, for an imported recipe, the diff
+    export-recipes will write."""
+    if not values:
+        raise EditRefused("Nothing to set: choose a field and its value.")
+    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
+    with transaction.atomic():
+        variants = _editable(Variant.objects.filter(pk__in=list(pks)))
+        if not variants:
+            raise EditRefused("No variants are selected.")
+        report = _apply_edit(variants, wanted)
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _editable(queryset) -> list[Variant]:
+    related = ("branch", "gpu_arch", "cpu_isa", "depends_on")
+    return list(queryset.select_related(*related).order_by("pname"))
+
+
+def _apply_edit(matched: list[Variant], wanted: dict) -> EditReport:
+    from catalog.recipes.exporting import sync  # the exporter imports the core, not back
+
+    report = EditReport(matched=len(matched))
+    for variant in matched:
+        changes = [
+            (name, shown(getattr(variant, name)), shown(value))
+            for name, value in wanted.items()
+            if getattr(variant, name) != value
+        ]
+        if not changes:
+            continue
+        assign_changed(variant, wanted)
+        try:
+            variant.full_clean()
+        except ValidationError as exc:
+            raise EditRefused(
+                f"{variant.pname}: {validation_message(exc).rstrip('.')}; nothing was changed."
+            ) from None
+        variant.save()
+        edit = VariantEdit(variant.pname, changes)
+        if variant.recipe_text:
+            edit.diff = _export_diff(sync, variant)
+        report.edits.append(edit)
+    return report
+
+
+def _export_diff(sync, variant: Variant) -> str:
+    from catalog.recipes.nix.errors import EditError
+
+    try:
+        return sync.export_diff(variant)
+    except EditError as exc:
+        raise EditRefused(
+            f"{variant.pname}: export could not write {exc.field} into its recipe ({exc.reason}); "
+            "nothing was changed."
+        ) from None

@@ -15,6 +15,9 @@ Production (DJANGO_DEBUG=0) refuses to start without a real DJANGO_SECRET_KEY.
 | DJANGO_PROXY_SSL_HEADER | 1 behind a TLS-terminating proxy that sets X-Forwarded-Proto | 0 |
 | DJANGO_CSRF_TRUSTED_ORIGINS | comma-separated origins (https://catalogue.example.org) | none |
 | DJANGO_HSTS_SECONDS | HSTS max-age when DJANGO_HTTPS is on | 31536000 |
+| DJANGO_CACHE | locmem, file, database or redis (see CACHES below) | file; redis with REDIS_URL |
+| REDIS_URL | e.g. redis://127.0.0.1:6379/0: the cache every server shares | none |
+| DJANGO_STATIC_ROOT | where collectstatic writes | staticfiles/ in the project |
 """
 
 import os
@@ -162,9 +165,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 #                          so test runs never share entries with a running site)
 #   DJANGO_CACHE=database  every process on every host (`manage.py createcachetable`, run by
 #                          `make serve`); about 3x slower than file on the matrix page here
-CACHE_BACKEND = os.environ.get(
-    "DJANGO_CACHE", "locmem" if "PYTEST_VERSION" in os.environ else "file"
+#   DJANGO_CACHE=redis     every process on every host: Redis at REDIS_URL (Django's own
+#                          backend); the default outside pytest whenever REDIS_URL is set
+REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "").strip() or (
+    "locmem" if "PYTEST_VERSION" in os.environ else "redis" if REDIS_URL else "file"
 )
+if CACHE_BACKEND == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured(
+        "DJANGO_CACHE=redis needs REDIS_URL (e.g. redis://127.0.0.1:6379/0)."
+    )
 CACHE_BACKENDS = {
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"},
     "file": {
@@ -177,6 +187,10 @@ CACHE_BACKENDS = {
         "LOCATION": "catalogue_cache",
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
+    # Redis evicts by its own policy (maxmemory-policy), not Django's MAX_ENTRIES; the catalogue
+    # version is stored without expiry, so run it with volatile-lru (scripts/with-redis.sh
+    # does) and it is never the one evicted.
+    "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
 }
 if CACHE_BACKEND not in CACHE_BACKENDS:
     raise ImproperlyConfigured(
@@ -193,7 +207,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# collectstatic's target; DJANGO_STATIC_ROOT gives a server (or a test's servers) one of its own.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

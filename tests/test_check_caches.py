@@ -119,8 +119,10 @@ def test_requests_in_flight_are_bounded(server):
         [(f"{server.url}/slow", p[11:43]) for p in paths], workers=4, retries=0
     )
     assert all(a.present for a in answers)
-    assert stats.max_in_flight <= 4 and server.max_in_flight <= 4
-    assert server.max_in_flight >= 2  # they did run side by side
+    assert stats.max_in_flight == 4
+    # The server counts a request until its handler returns, a moment after the client has its
+    # answer and may send the next one: it can see one more per worker, never more.
+    assert 2 <= server.max_in_flight <= 8
 
 
 # --- the command and what it stores ------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Write the catalogue's recipes and generated docs into export trees or a build-repo checkout.
 
-Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
+--diff prints the unified diff of each file written (with --check or --dry-run: that would be
+written). Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
 2 bad input (CommandError: unknown branch, not a checkout, unwritable target, a path that would
 leave its target or pass through a symbolic link — nothing is written then), 3 a recipe whose
 changed field cannot be edited in place was left unwritten (every other file was written).
@@ -45,6 +46,11 @@ class Command(BaseCommand):
             "--check", action="store_true", help="write nothing; exit 1 if any file differs"
         )
         parser.add_argument(
+            "--diff",
+            action="store_true",
+            help="print the unified diff of every file export writes (or would write)",
+        )
+        parser.add_argument(
             "--prune",
             action="store_true",
             help="delete recipe files no variant claims, if the catalogue wrote them or they are "
@@ -77,6 +83,7 @@ class Command(BaseCommand):
                 check=opts["check"],
                 prune=opts["prune"],
                 checkout=bool(opts["into"]),
+                diffs=opts["diff"],
             )
         except sync.SyncError as exc:
             raise CommandError(str(exc), returncode=2) from exc
@@ -111,9 +118,11 @@ class Command(BaseCommand):
                 verb = "removed" if outcome.action == "removed" else "would remove"
                 note = "temporary file of an interrupted export"
                 self.stdout.write(self.style.WARNING(f"{verb}: {outcome.path} ({note})"))
-            elif outcome.action != "unchanged" and (verbose or opts["check"]):
+            elif outcome.action != "unchanged" and (verbose or opts["check"] or opts["diff"]):
                 verb = f"would {outcome.action[:-1]}" if previewing else outcome.action
                 self.stdout.write(f"{verb}: {outcome.path}")
+                if opts["diff"]:
+                    self.stdout.write(outcome.diff.rstrip("\n"))
             elif opts["verbosity"] > 1:
                 self.stdout.write(f"unchanged: {outcome.path}")
         for note in report.notes:

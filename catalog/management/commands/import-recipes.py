@@ -3,7 +3,11 @@
 `import-recipes PATH --repository R --branch B` reads a checkout's `.flox/pkgs`;
 `import-recipes --git CLONE [--branch B …] [--repository R]` reads branches of a clone from its
 git objects. Files that are not recipes are all listed (file:line: reason) and nothing is
-imported, unless --skip-invalid. Exit 0 on success; 2 when the input cannot be used.
+imported, unless --skip-invalid. A variant already in the catalogue is merged three ways against
+the text last imported (catalog.recipes.importing.store.merge_values): a field changed both in
+the catalogue and in the checkout keeps the catalogue's value and is reported as a conflict.
+Exit 0 on success; 2 when the input cannot be used; 3 when the import (or --dry-run) found
+conflicts (everything else was imported).
 """
 
 from __future__ import annotations
@@ -67,6 +71,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from exc
         for report in reports:
             self._print(report, opts["verbosity"])
+        conflicts = sum(len(report.conflicts) for report in reports)
+        if conflicts:
+            raise CommandError(
+                f"{conflicts} fields were changed both in the catalogue and in the checkout since "
+                "the last import (listed above); the catalogue's values were kept — set the ones "
+                "you want in the admin or with edit-variants.",
+                returncode=3,
+            )
 
     def _from_checkout(self, path, repository, branches, options) -> ImportReport:
         if not repository or len(branches) != 1:
@@ -146,6 +158,13 @@ class Command(BaseCommand):
         if verbosity > 1:
             for path, sentence in report.findings:
                 self.stdout.write(f"finding: {path}: {sentence}")
+        for path, name, ours, theirs in report.conflicts:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"conflict: {path}: {name}: catalogue {ours}, checkout {theirs} "
+                    "(the catalogue's value kept)"
+                )
+            )
         for note in report.inferred:
             self.stdout.write(f"inferred for the new branch: {note}")
         prefix = "dry run (nothing saved): " if report.dry_run else ""

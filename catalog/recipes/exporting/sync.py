@@ -219,6 +219,8 @@ class FileOutcome:
     # created | updated | unchanged | stale | pruned | refused, and for an interrupted export's
     # temporary files: removed (or leftover, when previewing)
     action: str
+    # created | updated: the unified diff from what the file held to what export writes
+    diff: str = ""
 
 
 @dataclass
@@ -327,8 +329,24 @@ def _compare(root: Path, files: dict[str, str]) -> list[tuple[Path, bytes, str]]
     return compared
 
 
-def _write_changed(report, compared, write: bool) -> None:
+def file_diff(root: Path, path: Path, data: bytes) -> str:
+    """A unified diff, paths relative to the tree, from what `path` holds to `data`."""
+    rel = path.relative_to(root).as_posix()
+    old = (read_regular(path) or b"").decode("utf-8", "replace")
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            data.decode("utf-8").splitlines(keepends=True),
+            fromfile=f"a/{rel}" if old else "/dev/null",
+            tofile=f"b/{rel}",
+        )
+    )
+
+
+def _write_changed(report, compared, write: bool, diff_root: Path | None) -> None:
+    """Write what changed (when `write`); with a `diff_root`, each change's diff is kept."""
     for path, data, action in compared:
+        diff = file_diff(diff_root, path, data) if diff_root and action != "unchanged" else ""
         if write and action != "unchanged":
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -337,7 +355,7 @@ def _write_changed(report, compared, write: bool) -> None:
                 raise SyncError(
                     f"Cannot write {path}: {exc.strerror or exc}; nothing else was changed there."
                 ) from exc
-        report.outcomes.append(FileOutcome(path, action))
+        report.outcomes.append(FileOutcome(path, action, diff))
 
 
 def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
@@ -418,7 +436,7 @@ def _check_target(root: Path, branch, libraries, repo_branches, counts, isas, ch
 
 
 def export_recipes(
-    targets, libraries=(), dry_run=False, check=False, prune=False, checkout=False
+    targets, libraries=(), dry_run=False, check=False, prune=False, checkout=False, diffs=False
 ) -> ExportReport:
     """targets: [(root directory, Branch)]. Every target is planned, compared and checked first
     (paths inside the root, no symbolic link followed); only then is what differs written, so a
@@ -426,7 +444,8 @@ def export_recipes(
 
     `checkout`: the targets are build-repo checkouts the catalogue did not create, so a missing
     README.md / BUILD_MATRIX.md is not created. A recipe whose changed field cannot be edited in
-    place is not written (`refused`, with its sentence in `problems`)."""
+    place is not written (`refused`, with its sentence in `problems`). `diffs`: each created or
+    updated file's outcome carries its unified diff (export-recipes --diff)."""
     report = ExportReport()
     write = not (dry_run or check)
     counts = Counter(Variant.objects.values_list("branch_id", flat=True))
@@ -445,7 +464,7 @@ def export_recipes(
         root, plan = target.root, target.plan
         dirs = {root, root / PKGS_DIR} | {path.parent for path, _, _ in target.compared}
         _remove_leftovers(report, dirs, write)
-        _write_changed(report, target.compared, write)
+        _write_changed(report, target.compared, write, root if diffs else None)
         report.outcomes += [FileOutcome(root / rel, "refused") for rel in sorted(plan.refused)]
         report.problems += [f"{root / rel}: {why}" for rel, why in sorted(plan.refused.items())]
         report.notes += [f"{root}/{note}" for note in plan.notes]
