@@ -80,6 +80,7 @@ lint: $(STAMP)
 	$(RUFF) check $(LINT_PATHS) || status=1; \
 	$(RUFF) format --check $(LINT_PATHS) || status=1; \
 	$(PY) manage.py makemigrations --check --dry-run || status=1; \
+	$(PY) -m mypy || status=1; \
 	exit $$status
 
 # Production mode under gunicorn: collectstatic (compressed, hashed), whitenoise, 127.0.0.1:$(PORT).

@@ -393,22 +393,10 @@ def architecture_facts() -> dict[str, lint.ArchFacts]:
     """Each architecture's CUDA bounds and host CPU architecture, from its row."""
     from catalog.models import GpuArchitecture
 
-    facts, hosts = {}, None
-    for arch in GpuArchitecture.objects.all():
-        host = getattr(arch, "host_arch", None)
-        if host is None:
-            # Until GpuArchitecture has the field, its source row in architectures.toml says it.
-            hosts = _fixture_host_arches() if hosts is None else hosts
-            host = hosts.get(arch.sm, "")
-        facts[arch.sm] = lint.ArchFacts(arch.sm, arch.min_cuda, arch.max_cuda, host or "")
-    return facts
-
-
-def _fixture_host_arches() -> dict[str, str]:
-    from catalog.seeding import fixtures_dir, read_toml
-
-    rows = read_toml(fixtures_dir() / "catalogue" / "architectures.toml").get("architecture", [])
-    return {row["sm"]: row.get("host_arch", "") for row in rows if "sm" in row}
+    return {
+        arch.sm: lint.ArchFacts(arch.sm, arch.min_cuda, arch.max_cuda, arch.host_arch)
+        for arch in GpuArchitecture.objects.all()
+    }
 
 
 def lint_records() -> list[lint.VariantRecord]:

@@ -27,14 +27,7 @@ CPU_ARCHES = vocabulary.choices(vocabulary.CPU_ARCHES)
 BLAS_CHOICES = vocabulary.choices(vocabulary.BLAS)
 BACKEND_BLAS = {key: set(b.blas) for key, b in vocabulary.BACKENDS.items()}
 ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
-STATUSES = [
-    ("planned", "Planned"),
-    ("recipe", "Recipe"),
-    ("building", "Building"),
-    ("built", "Built"),
-    ("failed", "Failed"),
-    ("published", "Published"),
-]
+STATUSES = vocabulary.choices(vocabulary.STATUSES)
 # Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
 DISABLEABLE_FEATURES = tuple(vocabulary.FEATURES)
 # cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
@@ -98,6 +91,14 @@ class GpuArchitecture(models.Model):
     min_cuda = models.CharField("minimum CUDA", max_length=10)
     max_cuda = models.CharField(
         "last CUDA", max_length=10, blank=True, help_text="newest CUDA that still targets it"
+    )
+    host_arch = models.CharField(
+        "host CPU architecture",
+        max_length=10,
+        choices=CPU_ARCHES,
+        blank=True,
+        help_text="the CPU of the system the GPU is built into (DRIVE Thor, DGX Spark); "
+        "blank: any host",
     )
     features = models.TextField(blank=True)
     notes = models.TextField(blank=True)
@@ -600,7 +601,7 @@ class Variant(SafeNames, models.Model):
 
 
 class BuildRecord(models.Model):
-    STATUSES = [("building", "Building"), ("built", "Built"), ("failed", "Failed")]
+    STATUSES = [(k, label) for k, label in STATUSES if k in vocabulary.BUILD_STATUSES]
     variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="builds")
     status = models.CharField(max_length=10, choices=STATUSES)
     started_at = models.DateTimeField()

@@ -13,9 +13,8 @@ import types
 import uuid
 
 import pytest
-from django.core.cache import cache
 
-from catalog.cache import VERSION_KEY, cached
+from catalog.cache import STRUCTURE_KEY, cached, version_store
 from catalog.models import Variant
 
 URL = "/api/variants?gpu=sm90"
@@ -36,7 +35,7 @@ def test_a_version_written_by_another_process_retires_this_process_s_memo(client
     # Another process changes the database; its bump has not reached the shared cache yet.
     Variant.objects.filter(pk=variant.pk).update(status="failed")
     assert status_of(client, variant) == before  # still the cached answer
-    cache.set(VERSION_KEY, uuid.uuid4().hex, None)  # its bump arrives
+    version_store().set(STRUCTURE_KEY, uuid.uuid4().hex, None)  # its bump arrives
     assert status_of(client, variant) == "failed"
 
 

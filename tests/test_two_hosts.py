@@ -101,11 +101,11 @@ def database_url():
 TOKEN_SCRIPT = """
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from catalog.cache import VERSION_KEY
+from catalog.cache import STATUS_KEY, STRUCTURE_KEY
 from catalog.models import ApiToken
 user = User.objects.create_superuser("ci", "ci@example.org", None)
 print(ApiToken.issue(user, "two hosts")[1])
-cache.delete(VERSION_KEY)
+cache.delete_many([STRUCTURE_KEY, STATUS_KEY])
 """
 
 

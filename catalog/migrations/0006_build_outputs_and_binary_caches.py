@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0004_variant_metadata_rev_optional'),
+        ('catalog', '0005_gpuarchitecture_host_arch'),
     ]
 
     operations = [
