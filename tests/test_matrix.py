@@ -42,7 +42,7 @@ def test_default_page_is_compact_paginated_and_grouped_by_branch(client):
     total = Variant.objects.count()
     assert count_shown(html) == total
     assert html.count("<tr>") - 1 == 50  # the first page of 50
-    assert '<tr class="group"><th scope="colgroup" colspan="10">' in html
+    assert '<tr class="group"><th scope="colgroup" colspan="11">' in html
     assert f"Page 1 of {-(-total // 50)}" in html and 'href="?view=list&amp;page=2"' in html
     assert re.search(rf'href="/variants/\?[^"]*per_page=all[^"]*">Show all {total}<', html)
 

@@ -53,6 +53,11 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
             queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
         ),
         "embedded": embedded,
+        "availability": (
+            queries.variant_availability_by_name(unique.repository, unique.branch, unique.pname)
+            if unique
+            else None
+        ),
     }
 
 
