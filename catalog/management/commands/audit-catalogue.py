@@ -88,7 +88,8 @@ class Command(BaseCommand):
             effect = "gates the exit code" if branch.gates else "shown, does not gate the exit code"
             self.stdout.write(f"- {branch.name} ({origin}; {effect}): {len(branch.findings)}")
             for f in branch.findings:
-                self.stdout.write(f"    [{f.rule}] {f.variant}: {f.message}")
+                known = " (recorded: does not gate)" if branch.is_recorded(f) else ""
+                self.stdout.write(f"    [{f.rule}] {f.variant}: {f.message}{known}")
 
 
 def _failure(result: AuditResult) -> str:
