@@ -516,3 +516,20 @@ def test_branch_page_shows_the_grid_with_every_variant_in_a_cell(client):
     for v in branch.variants.all():
         assert f'<a class="cell-link" href="{v.get_absolute_url()}"' in grid
     assert 'class="empty"' in grid  # e.g. SM61 has only AVX and AVX2
+
+
+def test_variant_page_marks_an_impossible_pairing(client):
+    body = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-avx2/"
+    ).content.decode()
+    note = body.split('id="impossible-pairing"')[1].split("</div>")[0]
+    assert (
+        "<strong>Impossible pairing:</strong> SM121 is built into an aarch64 system, so an "
+        "x86_64 ISA (avx2) cannot run beside it."
+    ) in note
+    assert "No PyTorch of this pairing is built" in note
+    assert "Built against PyTorch" not in body
+    arm = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-armv9/"
+    ).content.decode()
+    assert 'id="impossible-pairing"' not in arm and "Built against PyTorch" in arm
