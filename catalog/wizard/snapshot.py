@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from catalog import naming
+from catalog import lint, naming
 
 T = TypeVar("T")
 
@@ -93,6 +93,7 @@ class ArchitectureInfo:
     min_driver: int | None = None
     min_cuda: str = ""
     max_cuda: str = ""
+    host_arch: str = ""  # the CPU of the system the GPU is built into (DGX Spark: aarch64)
 
     @property
     def cc_key(self) -> tuple[int, ...]:
@@ -161,6 +162,11 @@ class Catalogue:
                 return arch
         return None
 
+    def impossible_pairing(self, variant: VariantInfo) -> str:
+        """Why no machine runs this variant ("" when one can): catalog/lint.py's rule."""
+        arch = self.architecture(variant.sm) if variant.backend == "cuda" else None
+        return lint.impossible_pairing(variant.sm, arch.host_arch, variant.isa) if arch else ""
+
     def isa(self, slug: str) -> IsaInfo | None:
         return self._index["isas"].get(slug)
 
@@ -225,6 +231,7 @@ class Catalogue:
                     min_driver=a.min_driver,
                     min_cuda=a.min_cuda or "",
                     max_cuda=getattr(a, "max_cuda", "") or "",
+                    host_arch=getattr(a, "host_arch", "") or "",
                 )
                 for a in architectures
             ],
