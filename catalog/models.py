@@ -26,14 +26,7 @@ CPU_ARCHES = vocabulary.choices(vocabulary.CPU_ARCHES)
 BLAS_CHOICES = vocabulary.choices(vocabulary.BLAS)
 BACKEND_BLAS = {key: set(b.blas) for key, b in vocabulary.BACKENDS.items()}
 ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
-STATUSES = [
-    ("planned", "Planned"),
-    ("recipe", "Recipe"),
-    ("building", "Building"),
-    ("built", "Built"),
-    ("failed", "Failed"),
-    ("published", "Published"),
-]
+STATUSES = vocabulary.choices(vocabulary.STATUSES)
 # Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
 DISABLEABLE_FEATURES = tuple(vocabulary.FEATURES)
 # cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
@@ -616,7 +609,7 @@ class Variant(SafeNames, models.Model):
 
 
 class BuildRecord(models.Model):
-    STATUSES = [("building", "Building"), ("built", "Built"), ("failed", "Failed")]
+    STATUSES = [(k, label) for k, label in STATUSES if k in vocabulary.BUILD_STATUSES]
     variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="builds")
     status = models.CharField(max_length=10, choices=STATUSES)
     started_at = models.DateTimeField()

@@ -13,6 +13,7 @@ the same thing everywhere. Pure Python: no Django import.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from catalog import vocabulary
@@ -223,7 +224,7 @@ def cuda_set_attr(cuda_version: str) -> str:
 
 def recipe_path(pname: str) -> str:
     """Where a variant's recipe lives inside a build repo checkout."""
-    return f".flox/pkgs/{pname}.nix"
+    return f"{vocabulary.PKGS_DIR}/{pname}.nix"
 
 
 MAX_RECIPE_PATH = 255  # Variant.recipe_path holds this many
@@ -280,3 +281,49 @@ def parse_lenient(name: str) -> NameParts | None:
 def isa_slug(written: str) -> str:
     """An ISA as recipes and names write it -> its slug: 'armv8.2' -> 'armv8_2'."""
     return (written or "").strip().lower().replace(".", "_").replace("-", "_")
+
+
+# -- Names people write for a GPU architecture or a CPU ISA -----------------------------------
+# Every door (the wizard, /api/recommend, which-variant, the matrix's filters, the selector)
+# reads a written GPU or ISA through these, so a name the site shows anywhere is accepted
+# everywhere: 'sm90', 'SM90', 'sm_90', '9.0', 'Hopper', 'H100'; 'avx512', 'AVX-512'.
+
+
+@dataclass(frozen=True)
+class Named:
+    """A slug and the names the site shows for it (for 'sm90': 'Hopper', 'H100', …)."""
+
+    slug: str
+    names: tuple[str, ...] = ()
+
+
+_SM_WRITTEN = re.compile(r"sm[_ ]?(\d{2,3})[af]?")
+_CC_WRITTEN = re.compile(r"(\d{1,2})\.(\d)[af]?")
+
+
+def name_key(text: str) -> str:
+    """What written names are compared by: case, spaces, '-', '_' and '.' do not count."""
+    return re.sub(r"[\s\-_.]+", "", text or "").lower()
+
+
+def resolve_name(text: str, known: Iterable[Named]) -> tuple[str, ...]:
+    """The slugs whose slug or one of whose names is `text`, as written anywhere; () if none.
+    Several when a name is shared (the family 'Blackwell' names four GPU architectures)."""
+    key = name_key(text)
+    if not key:
+        return ()
+    return tuple(n.slug for n in known if key in {name_key(s) for s in (n.slug, *n.names)})
+
+
+def resolve_gpu(text: str, known: Iterable[Named]) -> tuple[str, ...]:
+    """The GPU architectures (SM slugs) a written GPU stands for: an SM in any spelling
+    ('sm90', 'SM90', 'sm_90', 'sm_90a'), a compute capability ('9.0') — these stand for
+    themselves, catalogued or not — or a family, label, GPU model or alias ('Hopper', 'H100')."""
+    written = (text or "").strip().lower()
+    sm = _SM_WRITTEN.fullmatch(written)
+    if sm:
+        return (f"sm{sm[1]}",)
+    cc = _CC_WRITTEN.fullmatch(written)
+    if cc:
+        return (f"sm{int(cc[1])}{cc[2]}",)
+    return resolve_name(written, known)

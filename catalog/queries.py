@@ -125,21 +125,23 @@ def isas_overview() -> QuerySet[CpuIsa]:
     ).order_by(*ISA_ORDER)
 
 
-def variants_by_branch(**filters: object) -> list[tuple[Branch, list[Variant]]]:
-    """Variants matching `filters`, grouped per branch: [(branch, [variants])], branch order."""
-    variants = (
-        Variant.objects.filter(**filters)
-        .select_related("branch", "gpu_arch", "cpu_isa")
-        .order_by(
-            "branch__repository",
-            "branch__preference",
-            "branch__name",
-            "library",
-            "gpu_arch__arch_number",
-            "cpu_isa__rank",
-            "cuda_version",
-            "pname",
-        )
+def variants_by_branch(
+    branch_ids: Iterable[int] | None = None, **filters: object
+) -> list[tuple[Branch, list[Variant]]]:
+    """Variants matching `filters` (on the given branches only, when given), grouped per branch:
+    [(branch, [variants])], branch order."""
+    matching = Variant.objects.filter(**filters)
+    if branch_ids is not None:
+        matching = matching.filter(branch_id__in=list(branch_ids))
+    variants = matching.select_related("branch", "gpu_arch", "cpu_isa").order_by(
+        "branch__repository",
+        "branch__preference",
+        "branch__name",
+        "library",
+        "gpu_arch__arch_number",
+        "cpu_isa__rank",
+        "cuda_version",
+        "pname",
     )
     groups = []
     for v in variants:
@@ -235,32 +237,93 @@ def matrix_choices() -> dict:
     }
 
 
+def branch_ids_of(variants: QuerySet[Variant]) -> list[int]:
+    """The branches these variants are on, in the matrix's branch order: one query."""
+    branches = Branch.objects.filter(id__in=variants.order_by().values("branch_id"))
+    return list(branches.order_by("repository", "preference", "name").values_list("id", flat=True))
+
+
+def planned_variant_ids() -> tuple[int, ...]:
+    """The variants whose status is "planned": the one status the audit's lint reads."""
+    planned = Variant.objects.filter(status="planned").order_by("pk")
+    return tuple(planned.values_list("pk", flat=True))
+
+
 # --- The "which variant?" engine's catalogue (catalog/wizard/views.py, which-variant) -------
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 
 
-def _build_recommend_catalogue() -> Catalogue:
-    return Catalogue.from_objects(
-        variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by("pk"),
+def _recommend_variant_rows() -> list[tuple]:
+    """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order): only the columns the
+    engine reads, as tuples, so no model instance (nor JSON field) is built."""
+    rows = Variant.objects.order_by("pk").values_list(
+        "pname",
+        "branch__repository",
+        "branch__name",
+        "library",
+        "backend",
+        "platform",
+        "python_version",
+        "cuda_version",
+        "gpu_arch__sm",
+        "cpu_isa__slug",
+        "status",
+    )
+    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", row[10]) for row in rows]
+
+
+def _build_recommend_rows(status_version: str) -> dict:
+    small = Catalogue.from_objects(
+        variants=[],
         branches=Branch.objects.order_by("repository", "preference", "name"),
         architectures=GpuArchitecture.objects.all(),
         gpu_models=GpuModel.objects.select_related("architecture").order_by("pk"),
         isas=CpuIsa.objects.all(),
     )
+    return {
+        **small.to_rows(),
+        "variants": tuple(_recommend_variant_rows()),
+        "status_version": status_version,
+    }
+
+
+def _recommend_statuses() -> tuple:
+    return tuple(Variant.objects.order_by("pk").values_list("status", flat=True))
 
 
 def recommend_catalogue() -> Catalogue:
-    """The engine's snapshot of the catalogue (plain records), built with 5 queries and cached
-    per catalogue version (catalog.cache), so every write retires it; kept in-process too."""
+    """The engine's snapshot of the catalogue (plain records), built with 5 narrow queries and
+    cached as plain tuples per structure version (a build outcome does not retire it). When
+    build outcomes came since, the current statuses are laid on top (one one-column query,
+    cached per status version). Kept in-process per full version."""
     from catalog import cache
 
-    version = cache.catalogue_version()
-    if _RECOMMEND_MEMO.get("version") != version:
-        _RECOMMEND_MEMO["catalogue"] = cache.cached(
-            "recommend-catalogue", _build_recommend_catalogue
+    structure, status = cache.structure_version(), cache.status_version()
+    if _RECOMMEND_MEMO.get("version") == (structure, status):
+        return _RECOMMEND_MEMO["catalogue"]
+    if _RECOMMEND_MEMO.get("structure") != structure:
+        rows = cache.cached(
+            "recommend-rows", lambda: _build_recommend_rows(status), version=structure
         )
-        _RECOMMEND_MEMO["version"] = version
-    return _RECOMMEND_MEMO["catalogue"]
+        _RECOMMEND_MEMO.update(
+            structure=structure, base=Catalogue.from_rows(rows), built_at=rows["status_version"]
+        )
+    catalogue = _RECOMMEND_MEMO["base"]
+    if _RECOMMEND_MEMO["built_at"] != status:
+        statuses = cache.cached("recommend-statuses", _recommend_statuses, version=status)
+        if len(statuses) == len(catalogue.variants):
+            catalogue = catalogue.with_statuses(statuses)
+        else:  # rows written without a version bump (bulk writes): read everything again
+            catalogue = Catalogue.from_rows(_build_recommend_rows(status))
+    _RECOMMEND_MEMO.update(version=(structure, status), catalogue=catalogue)
+    return catalogue
+
+
+def written_names() -> dict[str, tuple]:
+    """Every name the site shows for each GPU architecture and CPU ISA, for catalog.naming's
+    resolvers (from the engine's snapshot, so cached the same way)."""
+    catalogue = recommend_catalogue()
+    return {"gpu": catalogue.gpu_names(), "isa": catalogue.isa_names()}
 
 
 def branch_sources(branch: Branch) -> dict:
@@ -330,9 +393,14 @@ def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
     )
 
 
-def compare_candidates(variant: Variant) -> QuerySet[Variant]:
+OTHER_BRANCHES_SHOWN = 30  # of the same build on other branches, the preferred ones
+
+
+def compare_candidates(variant: Variant) -> list[Variant]:
     """Variants worth comparing with `variant`: on its branch with its GPU architecture (or, for
-    GPU-less builds, its platform), and the same build on other branches."""
+    GPU-less builds, its platform), and the same build on at most OTHER_BRANCHES_SHOWN other
+    branches (their number grows with every release; a branch's own variants do not). Two
+    queries, whatever the catalogue's size."""
     hardware = (
         Q(gpu_arch_id=variant.gpu_arch_id) if variant.gpu_arch_id else Q(platform=variant.platform)
     )
@@ -342,9 +410,10 @@ def compare_candidates(variant: Variant) -> QuerySet[Variant]:
         gpu_arch_id=variant.gpu_arch_id,
         cpu_isa_id=variant.cpu_isa_id,
     )
-    return (
-        Variant.objects.filter((Q(branch_id=variant.branch_id) & hardware) | same_build)
-        .exclude(pk=variant.pk)
-        .select_related("branch")
-        .order_by(*MATRIX_ORDER)
+    candidates = Variant.objects.exclude(pk=variant.pk).select_related("branch")
+    here = candidates.filter(Q(branch_id=variant.branch_id) & (hardware | same_build))
+    elsewhere = candidates.filter(same_build).exclude(branch_id=variant.branch_id)
+    return sorted(  # stable: each branch's variants keep the matrix's order
+        [*here.order_by(*MATRIX_ORDER), *elsewhere.order_by(*MATRIX_ORDER)[:OTHER_BRANCHES_SHOWN]],
+        key=lambda v: (v.branch.repository, v.branch.preference, v.branch.name),
     )

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from catalog import lint, naming
+from catalog import lint, naming, vocabulary
 from catalog.models import (
     Branch,
     CpuIsa,
@@ -30,7 +30,7 @@ from catalog.models import (
 )
 from catalog.services import assign_changed, validation_message
 
-BACKEND_BLAS = {"cuda": "cublas", "cpu": "openblas", "mps": "veclib"}
+BACKEND_BLAS = {key: backend.blas[0] for key, backend in vocabulary.BACKENDS.items()}
 MPS_USE_CASE = "Apple Silicon (M1–M4) with Metal GPU"
 
 

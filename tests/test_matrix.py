@@ -317,6 +317,25 @@ def test_the_wizard_paste_form_keeps_its_token(client):
     assert 'name="csrfmiddlewaretoken"' in client.get("/wizard/").content.decode()
 
 
+def test_grid_shows_three_branches_a_page_with_links_to_the_rest(client):
+    from catalog.browse.views.matrix import GRID_BRANCHES_PER_PAGE
+    from catalog.models import Branch
+
+    branches = Branch.objects.order_by("repository", "preference", "name")
+    first = client.get("/variants/?view=grid").content.decode()
+    assert count_shown(first) == Variant.objects.count()
+    shown = set(re.findall(r'class="cell-link" href="/variants/([^/]+/[^/]+)/', first))
+    expected = {f"{b.repository}/{b.name}" for b in branches[:GRID_BRANCHES_PER_PAGE]}
+    assert shown == expected
+    assert "(branches 1–3)" in first
+    pages = -(-branches.count() // GRID_BRANCHES_PER_PAGE)
+    assert f"Page 1 of {pages}" in first
+    last = client.get(f"/variants/?view=grid&page={pages}").content.decode()
+    shown = set(re.findall(r'class="cell-link" href="/variants/([^/]+/[^/]+)/', last))
+    tail = branches[(pages - 1) * GRID_BRANCHES_PER_PAGE :]
+    assert shown == {f"{b.repository}/{b.name}" for b in tail}
+
+
 THOR_X86 = "torchvision-python313-cuda13_0-sm110-avx512"
 
 

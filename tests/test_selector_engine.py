@@ -163,6 +163,29 @@ def test_commands_have_one_home_with_the_clone_url():
     assert short[1] == ("install", "Install (after flox publish)", "flox install acme/pytorch-x")
 
 
+@pytest.mark.parametrize(
+    "chosen",
+    [{}, {"gpu": "sm90"}, {"gpu": "sm90", "isa": "avx2"}, {"cuda": "13.0", "isa": "avx512"}],
+)
+def test_index_counts_match_counting_row_by_row(chosen):
+    """Each option's count from the bitsets equals the rows that have it and every other
+    dimension's choice, counted one by one."""
+    index = selector_engine.index_rows(ROWS)
+    result = selector_engine.narrow(index, chosen)
+    for f in result.facets:
+        key = f.dimension.key
+        for o in f.options:
+            expected = sum(
+                1
+                for row in ROWS
+                if row.choices[key].value == o.value
+                and all(row.choices[k].value == v for k, v in chosen.items() if k != key)
+            )
+            assert o.count == expected, (key, o.value)
+    allowed = [r for r in ROWS if all(r.choices[k].value == v for k, v in chosen.items())]
+    assert result.matches == allowed
+
+
 THOR = selector_engine.rows_from_records(
     [
         record("thor-armv9", sm="sm110", isa="armv9", cuda="13.0"),

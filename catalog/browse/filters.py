@@ -14,7 +14,7 @@ import django_filters
 from django import forms
 from django.db.models import Count, Q, QuerySet
 
-from catalog import queries
+from catalog import naming, queries
 from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, GpuArchitecture
 
 VIEWS = [("list", "List"), ("grid", "Grid")]
@@ -63,6 +63,10 @@ FACETS = {
 VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
 MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
+# Parameters whose values may be written as the site writes them elsewhere ('Hopper', 'sm_90',
+# '9.0', 'H100'; 'AVX-512'): read into slugs by catalog.naming's resolvers. A family name may
+# stand for several architectures ('Blackwell'): all of them, as alternatives.
+WRITTEN = {"gpu": naming.resolve_gpu, "isa": naming.resolve_name}
 Checkboxes = forms.CheckboxSelectMultiple
 
 
@@ -101,6 +105,23 @@ class SortFilter(django_filters.OrderingFilter):
             # Ties keep the matrix's reading order.
             ordered = ordered.order_by(*ordered.query.order_by, *queries.MATRIX_ORDER)
         return ordered
+
+
+def _read_written(data, choices: dict):
+    """The query with each GPU or ISA value that is not a slug read as written (naming); a value
+    no name matches stays, for the form to refuse."""
+    known = {key: {value for value, _label in choices.get(key, ())} for key in WRITTEN}
+    if data is None or all(v in known[k] for k in WRITTEN for v in data.getlist(k)):
+        return data
+    names = queries.written_names()
+    data = data.copy()
+    for key, resolve in WRITTEN.items():
+        values: list[str] = []
+        for value in data.getlist(key):
+            found = [s for s in resolve(value, names[key]) if s in known[key]]
+            values += [value] if value in known[key] or not found else found
+        data.setlist(key, list(dict.fromkeys(values)))
+    return data
 
 
 def _multi(label, choices=(), field_name=None, **kwargs):
@@ -146,8 +167,8 @@ class VariantFilter(django_filters.FilterSet):
     def __init__(self, data=None, queryset=None, *, choices=None, **kwargs):
         if queryset is None:
             queryset = queries.matrix_variants()
-        super().__init__(data, queryset, **kwargs)
         choices = choices if choices is not None else queries.matrix_choices()
+        super().__init__(_read_written(data, choices), queryset, **kwargs)
         for name, values in choices.items():
             self.filters[name].extra["choices"] = values
 

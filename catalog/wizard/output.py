@@ -3,7 +3,7 @@
 
     body = api_body(rec, parsed)             # the API's body
     text = format_text(body, notes)          # which-variant's answer
-    pairs = result_pairs(rec.answers, catalogue, workload)  # the short URL after a paste
+    pairs = result_pairs(rec.answers, catalogue, {"workload": workload})  # URL after a paste
 """
 
 from __future__ import annotations
@@ -170,8 +170,6 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
 # Answers as a query string (the wizard's URLs, its API link and CLI line)
 # ---------------------------------------------------------------------------------------------
 
-_ORDER = {name: i for i, name in enumerate(steps.FIELDS)}
-
 
 def answer_pairs(params: dict) -> list[tuple[str, str]]:
     """The answers given, as (field, value) in the steps' order. An empty value is kept where
@@ -208,18 +206,38 @@ def isa_level(a: Answers, cat: Catalogue) -> list[str]:
     return level
 
 
-def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, str]]:
+def _optional_pairs(a: Answers, said: list[tuple[str, str]], given: dict) -> list:
+    """Every optional step on the path that the pairs so far leave open, answered with what was
+    given with the paste, else its first field's default ("library=": no constraints), so that
+    the wizard shows the result."""
+    pairs = []
+    for step in steps.STEPS:
+        if step.required or not steps.applies(step, a.values):
+            continue
+        if any(k in step.names for k, _ in said):
+            continue
+        if steps.answered(step, a.values) and not any(f.name in given for f in step.fields):
+            continue  # answered by the paste itself (a GPU listed: has_gpu is yes)
+        first = step.fields[0]
+        pairs.append((first.name, given.get(first.name, first.default)))
+    return pairs
+
+
+def result_pairs(a: Answers, cat: Catalogue, given: dict) -> list[tuple[str, str]]:
     """What the engine derived from pasted output, as the wizard's query: OS, architecture, GPU
     models or compute capabilities (with counts), driver, ISA level, microarchitecture — never
-    raw flag lists. GPU names go in while the URL stays under MAX_RESULT_URL; the rest is short
-    by construction (validated values, at most rules.MAX_GPU_MODELS models)."""
+    raw flag lists — and the optional steps (`given` with the paste, or their defaults). GPU
+    names go in while the URL stays under MAX_RESULT_URL; the rest is short by construction
+    (validated values, at most rules.MAX_GPU_MODELS models)."""
+    order = {name: i for i, name in enumerate(steps.FIELDS)}
     fixed = [("os", a.os), ("arch", a.arch)]
     if a.os == "linux" and not a.gpus:
         fixed.append(("has_gpu", "no" if a.has_gpu == "no" else "unknown"))
     fixed += [("driver", a.driver), ("driver_cuda", a.driver_cuda)]
     fixed += [("isa", s) for s in isa_level(a, cat)]
-    fixed += [("cpu", a.cpu.target), ("workload", workload), ("library", "")]
-    fixed = [(k, v) for k, v in fixed if v or k == "library"]
+    fixed += [("cpu", a.cpu.target)]
+    fixed = [(k, v) for k, v in fixed if v]
+    fixed += _optional_pairs(a, fixed, given)
     counts = (
         [("gpu_count", str(g.count)) for g in a.gpus] if any(g.count > 1 for g in a.gpus) else []
     )
@@ -229,7 +247,7 @@ def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, s
             [("gpu", g.query if i in named else "") for i, g in enumerate(a.gpus)] if named else []
         )
         ccs = [("compute_cap", g.compute_capability) for g in a.gpus]
-        return sorted(fixed + names + ccs + counts, key=lambda pair: _ORDER[pair[0]])
+        return sorted(fixed + names + ccs + counts, key=lambda pair: order[pair[0]])
 
     named: set = set()
     for i, gpu in enumerate(a.gpus):

@@ -7,17 +7,24 @@ repeat request costs neither queries nor rendering.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.http import HttpResponse, HttpResponseNotModified, JsonResponse, QueryDict
+from django.http import (
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, queries
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
@@ -41,14 +48,22 @@ RECORD_FIELDS = [
 ]
 # The list view's columns, by sort key (headings from filters.SORT_LABELS).
 LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
+GRID_BRANCHES_PER_PAGE = 3  # the grid pages by branch: ~30 KB of HTML each at seed size
 # Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
 KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
+# The page, and the results alone (what htmx swaps in): one template, one fragment mechanism.
+PAGE = "catalog/variants.html"
+RESULTS = "catalog/variants.html#results"
+# Those read as one value (the rest are checkbox lists).
+SINGLE = frozenset({"q", "sort", *MatrixForm.base_fields})
 # Filters shown as checkboxes with counts, in the panel's order.
 CHECKBOX_FILTERS = list(FACETS)
 
 
 def _filterset(data):
-    choices = cache.cached("matrix-choices", queries.matrix_choices)
+    choices = cache.cached(
+        "matrix-choices", queries.matrix_choices, version=cache.structure_version()
+    )
     return VariantFilter(data, choices=choices)
 
 
@@ -124,8 +139,17 @@ def _results_context(data: QueryDict, filterset) -> dict:
         "all_query": _query(data, page=None, per_page="all", view="list"),
     }
     if filterset.view == "grid":
-        variants = list(variants)
-        context.update(count=len(variants), grid=build_grid(variants))
+        # A page of branches (a grid is laid out per branch), so the page's size follows what
+        # it shows, not the catalogue's.
+        branch_ids = queries.branch_ids_of(variants)
+        page = Paginator(branch_ids, GRID_BRANCHES_PER_PAGE).get_page(form["page"])
+        shown = list(variants.filter(branch_id__in=list(page.object_list)))
+        context.update(
+            count=variants.count(),
+            grid=build_grid(shown),
+            pagination=_pagination(data, page) if page.paginator.num_pages > 1 else None,
+            page_unit="branches",
+        )
         return context
     per_page = form["per_page"]
     paginator = Paginator(variants, 1_000_000 if per_page == "all" else int(per_page))
@@ -167,28 +191,23 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     if not filterset.is_valid():
         context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
         if partial:
-            return render(request, "partials/variant_results.html", context, status=400)
-        context["results_html"] = render_to_string(
-            "partials/variant_results.html", context, request
-        )
+            return render(request, RESULTS, context, status=400)
         context["facets"] = _facets(filterset)
-        return render(request, "catalog/variants.html", context, status=400)
+        return render(request, PAGE, context, status=400)
 
     if filterset.format == "csv":
         response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return response
-    results_html = render_to_string(
-        "partials/variant_results.html", _results_context(data, filterset)
-    )
+    context = {"filterset": filterset, **_results_context(data, filterset)}
     if partial:
-        return HttpResponse(results_html)
-    facets = _facets(filterset, filterset.facet_counts())
-    context = {"filterset": filterset, "results_html": results_html, "facets": facets}
-    return render(request, "catalog/variants.html", context)
+        return render(request, RESULTS, context)
+    context["facets"] = _facets(filterset, filterset.facet_counts())
+    return render(request, PAGE, context)
 
 
 @require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # the results alone for htmx
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 
@@ -197,10 +216,12 @@ def variant_matrix(request):
     requests simply ignore them. Whole responses are cached per catalogue version and
     normalised query."""
     partial = bool(request.htmx) and not request.htmx.history_restore_request
-    pairs = cache.normalised_query(request, KNOWN)
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
-    key = (request.path, cache.query_key(pairs), "partial" if partial else "page")
+    # Only the CSV holds absolute URLs: the Host is part of its key alone.
+    host = request.get_host() if ("format", "csv") in pairs else ""
+    key = (request.path, cache.query_key(pairs), "partial" if partial else "page", host)
     version = cache.catalogue_version()
     tag = cache.etag(*key, version=version)
     if cache.is_not_modified(request, tag):
@@ -208,13 +229,12 @@ def variant_matrix(request):
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
-    response = cache.cached_response(
-        "matrix",
-        lambda: _render_matrix(request, data, partial),
-        *key,
-        request.get_host(),
-        version=version,
-    )
+    if cache.free_text(pairs):
+        response = _render_matrix(request, data, partial)
+    else:
+        response = cache.cached_response(
+            "matrix", lambda: _render_matrix(request, data, partial), *key, version=version
+        )
     if response.status_code != 200:
         return response
     return cache.mark_cacheable(response, tag)
@@ -234,17 +254,85 @@ def _csv(request, filterset) -> str:
     return out.getvalue()
 
 
+API_FORMATS = ("json", "jsonl", "csv")
+API_PAGE_SIZE = 100  # a default answer stays small whatever the catalogue's size
+API_MAX_PAGE_SIZE = 1000
+API_KNOWN = KNOWN | {"cursor", "page_size"}
+EXPORT_CHUNK = 500  # rows per database round trip of a streamed export
+
+
+class BadApiParameter(ValueError):
+    """An API-only parameter (format, cursor, page_size) that cannot be used."""
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: str) -> int:
+    """The position a cursor from a `next` link stands for (opaque to clients)."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        text = ""
+    if len(cursor) > 16 or not text.startswith("o") or not text[1:].isdigit():
+        raise BadApiParameter("The cursor is not one this API gave out; start without it.")
+    return int(text[1:])
+
+
+def _api_options(data: QueryDict) -> tuple[str, int, int]:
+    """(format, offset, page size), taken out of `data` so the filters never see them."""
+    fmt = data.pop("format", ["json"])[-1]
+    if fmt not in API_FORMATS:
+        raise BadApiParameter(f"Format must be one of {', '.join(API_FORMATS)}, not {fmt!r}.")
+    offset = _offset(data.pop("cursor")[-1]) if "cursor" in data else 0
+    size = data.pop("page_size", [str(API_PAGE_SIZE)])[-1]
+    if not (size.isascii() and size.isdigit() and 1 <= int(size) <= API_MAX_PAGE_SIZE):
+        raise BadApiParameter(f"page_size must be a whole number from 1 to {API_MAX_PAGE_SIZE}.")
+    return fmt, offset, int(size)
+
+
+def _export(request, filterset, fmt: str) -> StreamingHttpResponse:
+    """Every matching variant, streamed row by row (`.iterator()`): memory and time to the first
+    byte stay flat however many variants match."""
+    absolute = request.build_absolute_uri
+    records = (_record(v, absolute) for v in filterset.qs.iterator(chunk_size=EXPORT_CHUNK))
+    if fmt == "jsonl":
+        lines = (json.dumps(r) + "\n" for r in records)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    else:
+        response = StreamingHttpResponse(
+            _csv_lines(records), content_type="text/csv; charset=utf-8"
+        )
+    response["Content-Disposition"] = f'attachment; filename="variants.{fmt}"'
+    return response
+
+
+def _csv_lines(records):
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=RECORD_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
+
+
 @require_safe
 def api_variants(request):
-    """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons."""
-    pairs = cache.normalised_query(request, KNOWN)
-    key = (request.path, cache.query_key(pairs), request.get_host())
-    tag = cache.etag(*key)
-    if cache.is_not_modified(request, tag):
-        return cache.mark_cacheable(HttpResponseNotModified(), tag, vary=())
+    """`{"count": N, "next": URL or null, "results": [...]}` for /variants/' parameters, a page
+    of `page_size` (default 100) at a time, the next one at `next`; every match streamed with
+    `format=jsonl` or `format=csv`; 400 with the reasons."""
+    pairs = cache.normalised_query(request, API_KNOWN, SINGLE | {"cursor", "page_size"})
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
+    try:
+        fmt, offset, size = _api_options(data)
+    except BadApiParameter as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
     filterset = _filterset(data)
     if not filterset.is_valid():
         fields = _errors(filterset)
@@ -252,12 +340,26 @@ def api_variants(request):
             {"error": f"Invalid value for {', '.join(sorted(fields))}.", "fields": fields},
             status=400,
         )
+    if fmt != "json":
+        return _export(request, filterset, fmt)
+    key = (request.path, cache.query_key(pairs), request.get_host())
+    tag = cache.etag(*key)
+    if cache.is_not_modified(request, tag):
+        return cache.mark_cacheable(HttpResponseNotModified(), tag, vary=())
 
     def body():
-        results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
-        return json.dumps({"count": len(results), "results": results})
+        count = filterset.qs.count()
+        page = filterset.qs[offset : offset + size]
+        results = [_record(v, request.build_absolute_uri) for v in page]
+        following = offset + size
+        next_url = None
+        if following < count:
+            kept_size = None if size == API_PAGE_SIZE else str(size)
+            query = _query(data, cursor=_cursor(following), page_size=kept_size)
+            next_url = request.build_absolute_uri(f"{request.path}?{query}")
+        return json.dumps({"count": count, "next": next_url, "results": results})
 
-    payload = cache.cached("api-variants", body, *key)
+    payload = body() if cache.free_text(pairs) else cache.cached("api-variants", body, *key)
     return cache.mark_cacheable(
         HttpResponse(payload, content_type="application/json"), tag, vary=()
     )

@@ -1,7 +1,7 @@
 """The one-screen selector: rows of buttons that narrow the catalogue to one variant.
 
 The narrowing is `catalog.browse.selector_engine` (pure); this module fetches the rows (one query,
-cached per catalogue version), reads the choices from the query string and hands the template what
+cached per structure version), reads the choices from the query string and hands the template what
 it shows. The selector lives on the home page (`/?gpu=sm90&…`); /select/ answers htmx with the
 selector alone, so a click swaps it in place and pushes the home page URL."""
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
-from catalog import cache, queries
+from catalog import cache, naming, queries
 from catalog.browse import selector_engine
 from catalog.build_commands import variant_commands
 
@@ -25,13 +25,18 @@ PANEL = "catalog/_selector_panel.html"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
-def rows() -> list[selector_engine.Row]:
-    """Every variant as a selector row: one query, cached per catalogue version (every write
-    retires it) and kept in-process too."""
-    version = cache.catalogue_version()
+def rows() -> selector_engine.Index:
+    """Every variant as a selector row, indexed by value: one query, cached per structure
+    version (a build outcome does not retire it; the selector shows no status) and kept
+    in-process too."""
+    version = cache.structure_version()
     if _MEMO.get("version") != version:
         _MEMO["rows"] = cache.cached(
-            "selector-rows", lambda: selector_engine.rows_from_records(queries.selector_records())
+            "selector-rows",
+            lambda: selector_engine.index_rows(
+                selector_engine.rows_from_records(queries.selector_records())
+            ),
+            version=version,
         )
         _MEMO["version"] = version
     return _MEMO["rows"]
@@ -55,6 +60,16 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
     }
 
 
+def _resolvers() -> dict:
+    """A GPU or ISA as the site writes it elsewhere, read by catalog.naming (names looked up
+    only when a value is not a slug)."""
+
+    def reader(key, resolve):
+        return lambda value: resolve(value, queries.written_names()[key])
+
+    return {"gpu": reader("gpu", naming.resolve_gpu), "isa": reader("isa", naming.resolve_name)}
+
+
 def _render(context: dict) -> str:
     return render_to_string(PANEL, {"selector": context})
 
@@ -67,7 +82,7 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
     if hasattr(params, "lists"):
         params = dict(params.lists())
     try:
-        chosen = selector_engine.parse_choices(rows(), params)
+        chosen = selector_engine.parse_choices(rows(), params, _resolvers())
     except BadChoice as exc:
         return _render({**_context({}, embedded), "error": str(exc)}), 400
     html = cache.cached(
@@ -75,19 +90,18 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
         lambda: _render(_context(chosen, embedded)),
         selector_engine.query_string(chosen),
         embedded,
+        version=cache.structure_version(),
     )
     return html, 200
 
 
 @require_safe
+@vary_on_headers("HX-Request")  # the selector alone for htmx, a redirect otherwise
 def selector(request):
     """The selector alone, for htmx; a plain visit goes to the home page with the same choices."""
     home = reverse("catalog:home")
     if not request.htmx:
         query = request.GET.urlencode()
-        response = HttpResponseRedirect(f"{home}?{query}" if query else home)
-    else:
-        html, status = panel(request.GET)
-        response = HttpResponse(html, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+        return HttpResponseRedirect(f"{home}?{query}" if query else home)
+    html, status = panel(request.GET)
+    return HttpResponse(html, status=status)

@@ -7,12 +7,16 @@ leave its target or pass through a symbolic link — nothing is written then), 3
 changed field cannot be edited in place was left unwritten (every other file was written).
 """
 
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog import vocabulary
 from catalog.recipes import verify as recipe_verify
 from catalog.recipes.exporting import sync
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -36,7 +40,7 @@ class Command(BaseCommand):
             "--library",
             action="append",
             default=[],
-            choices=["pytorch", "torchvision", "torchaudio"],
+            choices=list(vocabulary.LIBRARIES),
             help="only these recipes (repeatable)",
         )
         parser.add_argument(
@@ -86,12 +90,14 @@ class Command(BaseCommand):
                 diffs=opts["diff"],
             )
         except sync.SyncError as exc:
+            log.error("Export failed: %s", exc)
             raise CommandError(str(exc), returncode=2) from exc
         self._report(report, opts, len(targets))
         if opts["verify"]:
             recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
         if report.problems:
             for problem in report.problems:
+                log.warning("Recipe not exported: %s", problem)
                 self.stderr.write(problem)
             raise CommandError(
                 f"{len(report.problems)} recipes were not written because a changed field cannot "

@@ -12,6 +12,7 @@ conflicts (everything else was imported).
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -28,6 +29,8 @@ from catalog.recipes.importing.store import (
     import_checkout,
     import_sources,
 )
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -64,10 +67,12 @@ class Command(BaseCommand):
             else:
                 reports = [self._from_checkout(opts["path"], repository, names, options)]
         except ImportFailure as exc:
+            log.warning("Import refused (%s %s): %s", repository, names, exc)
             for line in exc.details:
                 self.stderr.write(line)
             raise CommandError(str(exc), returncode=2) from exc
         except git_source.GitError as exc:
+            log.warning("Import refused (%s %s): %s", repository, names, exc)
             raise CommandError(str(exc), returncode=2) from exc
         for report in reports:
             self._print(report, opts["verbosity"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -24,7 +25,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from catalog import naming
+from catalog import naming, vocabulary
 from catalog.models import Branch, CpuIsa, Variant
 from catalog.recipes import exporting
 from catalog.recipes.exporting import readme
@@ -33,7 +34,7 @@ from catalog.recipes.nix.errors import EditError
 
 README = "README.md"
 BUILD_MATRIX = "BUILD_MATRIX.md"
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 
 
 class SyncError(Exception):
@@ -160,13 +161,16 @@ def _read_text(path: Path) -> str | None:
         raise SyncError(f"{path} is not UTF-8 text; fix or remove it, then export again.") from exc
 
 
-# atomic_write's mkstemp names: ".<name>." + 8 characters of tempfile's alphabet + ".tmp".
-_LEFTOVER = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+# atomic_write's mkstemp names carry a marker no other tool writes, so a leftover is provably
+# the catalogue's own: ".<name>.variant-catalogue-" + 8 characters of tempfile's alphabet + ".tmp".
+TEMP_MARKER = "variant-catalogue-"
+_LEFTOVER = re.compile(rf"\..+\.{TEMP_MARKER}[a-z0-9_]{{8}}\.tmp")
 
 
 def _remove_leftovers(report, dirs, write: bool) -> None:
-    """Temporary files of an export that was killed between mkstemp and the rename: only that
-    exact name pattern, only regular files, only in directories this export writes."""
+    """Temporary files of an export that was killed between mkstemp and the rename: only names
+    carrying the catalogue's marker (TEMP_MARKER), only regular files, only in directories this
+    export writes."""
     for directory in sorted(dirs):
         if not directory.is_dir() or directory.is_symlink():
             continue
@@ -186,7 +190,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write through a temporary file in the same directory and rename it over the target, so
     an interrupted run leaves either the old file or the new one, never half of either."""
     mode = path.lstat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{TEMP_MARKER}", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -363,25 +367,34 @@ def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
     (its generated note is in the file), or it is unchanged since the commit the branch was
     imported from, so git holds it and the variant read from it was deleted in the catalogue.
     Anything else — a maintainer's own file, or one edited since — is theirs."""
-    path = root / rel
-    if GENERATED_NOTE.encode() in (read_regular(path) or b""):
+    data = read_regular(root / rel)
+    if data is None:
+        return False
+    if GENERATED_NOTE.encode() in data:
         return True
     if not source_commit or not (root / ".git").exists():
         return False
-    git = ["git", "-C", str(root)]
     try:
         stored = subprocess.run(
-            [*git, "rev-parse", "--verify", "-q", f"{source_commit}:{rel}"],
+            [*SAFE_GIT, "-C", str(root), "rev-parse", "--verify", "-q", f"{source_commit}:{rel}"],
             capture_output=True,
             text=True,
             check=False,
         )
-        current = subprocess.run(
-            [*git, "hash-object", "--", rel], capture_output=True, text=True, check=False
-        )
     except OSError:
         return False
-    return stored.returncode == 0 and stored.stdout.strip() == current.stdout.strip()
+    return stored.returncode == 0 and stored.stdout.strip() == blob_id(data)
+
+
+# git run in a checkout export writes to: no hooks and no file-system monitor from its config
+# (rev-parse runs neither today; the options keep it so). Blobs are hashed here, never by
+# `git hash-object`, which runs the checkout's clean filters.
+SAFE_GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file's bytes stored unfiltered (`git hash-object --no-filters`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _stale_recipes(report, root: Path, branch, known: set[str], prune: bool, write: bool) -> None:

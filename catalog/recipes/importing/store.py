@@ -31,7 +31,7 @@ from catalog.recipes.nix.errors import RecipeError
 from catalog.recipes.nix.read import MAX_RECIPE_CHARS, read_recipe
 from catalog.services import assign_changed
 
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 BUILD_MATRIX = "BUILD_MATRIX.md"
 
 
