@@ -231,7 +231,7 @@ def _impossible_pairing_problem(check: dict, facts: CatalogueFacts) -> str | Non
     pairs = facts.impossible.get(key, [])
     if not pairs:
         return None
-    listed = "; ".join(f"{pname}: {why}" for pname, why in pairs)
+    listed = " ".join(f"{pname}: {why}" for pname, why in pairs)
     return f"{key[0]}:{key[1]} holds {len(pairs)} impossible pairing(s) — {listed}"
 
 

@@ -133,6 +133,10 @@ def test_each_impossible_pairing_is_a_recorded_finding_with_its_reason(capsys):
     code, out, _ = run_command(capsys)
     assert code == 0
     assert (
+        "- build-torchvision:cuda-13_0 (seeded; gates the exit code; 8 recorded, which do not): 8"
+        in out.out
+    )
+    assert (
         "[arm-only-gpu] torchvision-python313-cuda13_0-sm121-avx512: SM121 is built into an "
         "aarch64 system, so an x86_64 ISA (avx512) cannot run beside it. (recorded: does not gate)"
     ) in out.out
