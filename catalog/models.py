@@ -12,7 +12,7 @@ from django.core.validators import MaxValueValidator
 from django.db import models
 from django.urls import reverse
 
-from catalog import hardware, naming, vocabulary
+from catalog import hardware, lint, naming, vocabulary
 
 REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
@@ -431,6 +431,14 @@ class Variant(SafeNames, models.Model):
             self.cpu_isa.slug if self.cpu_isa_id else "",
         )
 
+    @property
+    def impossible_pairing(self) -> str:
+        """Why no machine runs this variant ("" when one can): a GPU built into a system whose
+        CPU is not the ISA's architecture (catalog/lint.py)."""
+        if self.backend != "cuda" or not self.gpu_arch_id or not self.cpu_isa_id:
+            return ""
+        return lint.impossible_pairing(self.gpu_arch.sm, self.gpu_arch.host_arch, self.cpu_isa.slug)
+
     def required_disabled_features(self) -> set[str]:
         """What the hardware rules force off: the ISA's list, and cuDNN below SM75."""
         needed = set(self.cpu_isa.disabled_libraries) if self.cpu_isa_id else set()
@@ -563,6 +571,9 @@ class Variant(SafeNames, models.Model):
             if self.depends_on_id:
                 err("depends_on", "A PyTorch variant does not depend on another variant.")
         elif not self.depends_on_id:
+            if self.impossible_pairing:
+                # Its PyTorch cannot exist for the same reason; the audit reports both.
+                return
             err(
                 "depends_on",
                 f"A {self.library} variant must name the PyTorch variant it is built against.",
@@ -754,6 +765,7 @@ class SourceClaim(models.Model):
         ("isa-slug", "ISA slug"),
         ("isa-flags", "ISA compiler flags"),
         ("statement", "contradiction between statements"),
+        ("impossible-pairing", "pairings no machine runs"),
     ]
     key = models.SlugField(max_length=80, unique=True)
     kind = models.CharField(max_length=20, choices=KINDS)

@@ -380,6 +380,7 @@ def selector_records() -> list[dict]:
             cuda=F("cuda_version"),
             sm=F("gpu_arch__sm"),
             arch_number=F("gpu_arch__arch_number"),
+            host_arch=F("gpu_arch__host_arch"),
             gpu_name=F("gpu_arch__name"),
             gpu_models=F("gpu_arch__short_models"),
             isa=F("cpu_isa__slug"),

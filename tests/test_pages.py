@@ -622,3 +622,20 @@ def test_architecture_and_isa_pages_refuse_pages_they_do_not_have(client, url):
     response = client.get(url)
     assert response.status_code == 400
     assert b"The page must be a whole number from 1 to 1." in response.content
+
+
+def test_variant_page_marks_an_impossible_pairing(client):
+    body = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-avx2/"
+    ).content.decode()
+    note = body.split('id="impossible-pairing"')[1].split("</div>")[0]
+    assert (
+        "<strong>Impossible pairing:</strong> SM121 is built into an aarch64 system, so an "
+        "x86_64 ISA (avx2) cannot run beside it."
+    ) in note
+    assert "No PyTorch of this pairing is built" in note
+    assert "Built against PyTorch" not in body
+    arm = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-armv9/"
+    ).content.decode()
+    assert 'id="impossible-pairing"' not in arm and "Built against PyTorch" in arm

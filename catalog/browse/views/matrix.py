@@ -44,6 +44,7 @@ RECORD_FIELDS = [
     "python",
     "platform",
     "status",
+    "impossible_pairing",
     "url",
 ]
 # The list view's columns, by sort key (headings from filters.SORT_LABELS).
@@ -82,6 +83,8 @@ def _record(variant, absolute_url, summary=None) -> dict:
         "python": variant.python_version,
         "platform": variant.platform,
         "status": variant.status,
+        # Why no machine runs it (a GPU built into a system of another CPU architecture).
+        "impossible_pairing": variant.impossible_pairing or None,
         "url": absolute_url(
             reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
         ),
