@@ -257,6 +257,10 @@ class Branch(SafeNames, models.Model):
     purpose = models.TextField(blank=True)
     key_additions = models.CharField(max_length=200, blank=True)
     is_default = models.BooleanField(default=False)
+    is_recommended = models.BooleanField(
+        default=False,
+        help_text="recommended for general use; the wizard offers it first otherwise",
+    )
     preference = models.PositiveSmallIntegerField(
         default=50, help_text="lower = preferred when several branches fit"
     )
