@@ -12,6 +12,7 @@ from django.db import models
 from django.urls import reverse
 
 from catalog import hardware, naming, vocabulary
+from catalog.wizard import cpus
 
 REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
@@ -210,6 +211,12 @@ class CpuIsa(models.Model):
     @property
     def linux_platform(self) -> str:
         return f"{self.arch}-linux"
+
+    @property
+    def generations(self) -> str:
+        """The CPU generations archspec lists with every required feature (clean() checks that
+        they cover the compiler flags' needs)."""
+        return cpus.generations_with(self.required_features or (), self.arch)
 
     def clean(self) -> None:
         _list_of_strings(self.compiler_flags, "compiler_flags")

@@ -61,7 +61,7 @@ def test_wizard_page_shows_alternative_status(client):
 def test_architecture_family_is_not_doubled(client):
     html = client.get("/architectures/sm121/").content.decode()
     assert "(DGX Spark) (DGX Spark)" not in html
-    assert "Blackwell (DGX Spark)" in html
+    assert "Blackwell (DGX Spark, GB10)" in html
 
 
 @pytest.mark.django_db

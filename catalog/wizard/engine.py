@@ -694,6 +694,7 @@ def _cpu_reason(a: Answers, cat: Catalogue, rec: Recommendation, runnable_isas: 
         "flags": "its flags",
         "isa": f"the ISA level given ({_labels(cat, cpu.claims)})",
         "microarchitecture": f"its microarchitecture ({cpu.label})",
+        "model": f"the flags archspec lists for {cpu.target}",
     }.get(cpu.source, "the answers")
     can = [i.label for i in isas if i.slug in runnable_isas]
     text = (
