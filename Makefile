@@ -31,8 +31,8 @@ $(PY):
 	  echo "make needs Python's venv and ensurepip ($(PYTHON) -m venv failed, see $$log):" \
 	    "run \`apt-get install python3-venv\` as root and try again." >&2; exit 1; }; rm -f "$$log"
 
-# The suite runs on every core (pytest-xdist); `make test TEST_WORKERS=0` runs it in one process.
-TEST_WORKERS ?= auto
+# The suite runs in one process; `make test TEST_WORKERS=auto` spreads it over every core (pytest-xdist).
+TEST_WORKERS ?= 0
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS)
 
 # Reinstall only when the pinned requirements or the project metadata change.

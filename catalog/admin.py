@@ -7,8 +7,11 @@ from django.utils.html import format_html
 from catalog import naming
 from catalog.models import (
     ApiToken,
+    BinaryCache,
     Branch,
+    BuildOutput,
     BuildRecord,
+    CacheEntry,
     CpuIsa,
     DocPage,
     GpuArchitecture,
@@ -141,7 +144,8 @@ class BuildRecordInline(admin.TabularInline):
     model = BuildRecord
     formfield_overrides = URL_HTTPS
     extra = 0
-    fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url"]
+    fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url", "system"]
+    show_change_link = True  # outputs and publication are on the build's own page
 
 
 @admin.register(Variant)
@@ -280,14 +284,65 @@ class VariantAdmin(admin.ModelAdmin):
             return f"cannot compose: {exc}"
 
 
+class BuildOutputInline(admin.TabularInline):
+    model = BuildOutput
+    extra = 0
+    fields = ["store_path"]
+
+
 @admin.register(BuildRecord)
 class BuildRecordAdmin(admin.ModelAdmin):
     formfield_overrides = URL_HTTPS
-    list_display = ["variant", "status", "started_at", "duration_seconds", "host", "commit"]
-    list_filter = ["status", "variant__branch"]
-    search_fields = ["variant__pname", "host", "commit"]
+    list_display = [
+        "variant",
+        "status",
+        "started_at",
+        "duration_seconds",
+        "system",
+        "nar_size",
+        "flox_catalog",
+        "host",
+        "commit",
+    ]
+    list_filter = ["status", "system", "variant__branch"]
+    search_fields = ["variant__pname", "host", "commit", "outputs__store_path"]
     list_select_related = ["variant"]
     autocomplete_fields = ["variant"]
+    inlines = [BuildOutputInline]
+    fieldsets = [
+        (None, {"fields": ["variant", "status", "started_at", "duration_seconds"]}),
+        ("Where it ran", {"fields": ["host", "commit", "log_url", "system", "nixpkgs_rev"]}),
+        ("What it produced", {"fields": ["nar_size", "closure_size"]}),
+        (
+            "Where it was published",
+            {"fields": ["flox_catalog", "flox_package", "flox_version", "published_cache_url"]},
+        ),
+    ]
+
+
+@admin.register(BinaryCache)
+class BinaryCacheAdmin(admin.ModelAdmin):
+    """The caches `check-caches` asks; settings' BINARY_CACHES adds or updates rows by name."""
+
+    formfield_overrides = URL_HTTPS
+    list_display = ["name", "url", "priority", "enabled"]
+    list_editable = ["priority", "enabled"]
+
+
+@admin.register(CacheEntry)
+class CacheEntryAdmin(admin.ModelAdmin):
+    """Answers written by `check-caches`: read them here, do not type them."""
+
+    list_display = ["output", "cache", "present", "file_size", "checked_at", "error"]
+    list_filter = ["cache", "present"]
+    search_fields = ["output__store_path", "output__build__variant__pname"]
+    list_select_related = ["output", "cache"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(DocPage)

@@ -283,6 +283,39 @@ def isa_slug(written: str) -> str:
     return (written or "").strip().lower().replace(".", "_").replace("-", "_")
 
 
+# --- Nix store paths ---------------------------------------------------------------------------
+_STORE_PATH_RE = re.compile(
+    rf"^{re.escape(vocabulary.NIX_STORE_DIR)}/"
+    rf"(?P<hash>[{vocabulary.NIX_BASE32}]{{{vocabulary.NIX_HASH_LENGTH}}})-"
+    rf"(?P<name>[{vocabulary.NIX_NAME_CHARS}]{{1,{vocabulary.NIX_NAME_MAX}}})$"
+)
+
+
+@dataclass(frozen=True)
+class StorePath:
+    hash: str
+    name: str
+
+
+def parse_store_path(path: str) -> StorePath:
+    """`/nix/store/<32 base-32 characters>-<name>` split into hash and name; InvalidName if not."""
+    match = _STORE_PATH_RE.match(path) if isinstance(path, str) else None
+    if not match or match["name"].startswith("."):
+        raise InvalidName(
+            f"{str(path)[:80]!r} is not a Nix store path: "
+            f"{vocabulary.NIX_STORE_DIR}/<{vocabulary.NIX_HASH_LENGTH} base-32 characters>-<name>."
+        )
+    return StorePath(match["hash"], match["name"])
+
+
+def narinfo_url(cache_url: str, store_hash: str) -> str:
+    """Where a binary cache answers for one store path: `{cache}/{hash}.narinfo`."""
+    return f"{cache_url.rstrip('/')}/{store_hash}{vocabulary.NARINFO_SUFFIX}"
+
+
+GIT_HASH_RE = re.compile(r"[0-9a-fA-F]{4,40}")
+
+
 # -- Names people write for a GPU architecture or a CPU ISA -----------------------------------
 # Every door (the wizard, /api/recommend, which-variant, the matrix's filters, the selector)
 # reads a written GPU or ISA through these, so a name the site shows anywhere is accepted

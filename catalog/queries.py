@@ -8,10 +8,12 @@ from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from catalog import naming, vocabulary
+from catalog.availability import NOT_BUILT, Estimate, Summary, estimate, nearest, summarise
 from catalog.models import (
     LIBRARIES,
     Branch,
     BuildRecord,
+    CacheEntry,
     CpuIsa,
     DocPage,
     GpuArchitecture,
@@ -98,7 +100,20 @@ def variant_companions(variant: Variant) -> QuerySet[Variant]:
 
 
 def variant_builds(variant: Variant) -> QuerySet[BuildRecord]:
-    return BuildRecord.objects.filter(variant=variant)
+    return BuildRecord.objects.filter(variant=variant).prefetch_related("outputs")
+
+
+def variant_availability(variant: Variant) -> dict:
+    """What the availability partial shows: the summary and, when the variant is cached
+    nowhere, the nearest cached stand-in and the branch's build-time estimate."""
+    summary = availability([variant.pk]).get(variant.pk, NOT_BUILT)
+    if summary.cached:
+        return {"availability": summary, "stand_in": None, "estimate": None}
+    return {
+        "availability": summary,
+        "stand_in": nearest_cached(variant),
+        "estimate": build_estimate(variant.branch_id),
+    }
 
 
 def architectures_overview() -> QuerySet[GpuArchitecture]:
@@ -365,6 +380,7 @@ def selector_records() -> list[dict]:
             cuda=F("cuda_version"),
             sm=F("gpu_arch__sm"),
             arch_number=F("gpu_arch__arch_number"),
+            host_arch=F("gpu_arch__host_arch"),
             gpu_name=F("gpu_arch__name"),
             gpu_models=F("gpu_arch__short_models"),
             isa=F("cpu_isa__slug"),
@@ -490,3 +506,188 @@ def branch_keys() -> list[str]:
     return recommend_catalogue().memo(
         "branch-keys", lambda c: [naming.branch_key(b.repository, b.name) for b in c.branches]
     )
+
+
+# --- built, published, cached (catalog.availability holds the rules) --------------------------
+BUILD_SUMMARY_FIELDS = (
+    "id",
+    "variant_id",
+    "started_at",
+    "nar_size",
+    "closure_size",
+    "flox_catalog",
+    "flox_package",
+    "flox_version",
+    "published_cache_url",
+)
+ENTRY_FIELDS = (
+    "output__build_id",
+    "cache__name",
+    "cache__url",
+    "cache__priority",
+    "present",
+    "file_size",
+    "nar_size",
+    "checked_at",
+    "present_since",
+    "error",
+)
+
+
+MAX_ID_PARAMETERS = 900
+
+
+def availability(variant_ids: Iterable[int] | None = None) -> dict[int, Summary]:
+    """Each listed variant's build summary (all variants when None); variants never built are
+    left out (callers use availability.NOT_BUILT). Two queries: built records with their output
+    counts, then the cache entries of each variant's latest build with outputs."""
+    builds = BuildRecord.objects.filter(status="built")
+    wanted_ids = None if variant_ids is None else set(variant_ids)
+    # A page's worth goes in the query; a whole listing reads every built record instead of
+    # sending thousands of parameters (SQLite caps them), then keeps the listed ones.
+    if wanted_ids is not None and len(wanted_ids) <= MAX_ID_PARAMETERS:
+        builds = builds.filter(variant_id__in=wanted_ids)
+    rows = (
+        builds.annotate(outputs_count=Count("outputs"))
+        .order_by("variant_id", "-started_at", "-id")
+        .values(*BUILD_SUMMARY_FIELDS, "outputs_count")
+    )
+    by_variant: dict[int, list[dict]] = {}
+    for row in rows:
+        if wanted_ids is None or row["variant_id"] in wanted_ids:
+            by_variant.setdefault(row["variant_id"], []).append(row)
+    if not by_variant:
+        return {}
+    counts = {row["id"]: row["outputs_count"] for rows in by_variant.values() for row in rows}
+    latest_with_outputs = {
+        variant_id: next((r["id"] for r in rows if r["outputs_count"]), None)
+        for variant_id, rows in by_variant.items()
+    }
+    wanted = {build_id for build_id in latest_with_outputs.values() if build_id}
+    entries: dict[int, list[dict]] = {}
+    if wanted:
+        entry_rows = CacheEntry.objects.values(*ENTRY_FIELDS)
+        if len(wanted) <= MAX_ID_PARAMETERS:
+            entry_rows = entry_rows.filter(output__build_id__in=wanted)
+        for entry in entry_rows:
+            if entry["output__build_id"] in wanted:
+                entries.setdefault(entry["output__build_id"], []).append(entry)
+    return {
+        variant_id: summarise(rows, counts, entries.get(latest_with_outputs[variant_id], []))
+        for variant_id, rows in by_variant.items()
+    }
+
+
+def cached_variant_ids() -> list[int]:
+    return sorted(vid for vid, summary in availability().items() if summary.cached)
+
+
+def build_estimate(branch_id: int) -> Estimate:
+    """The branch's recorded build durations, summarised (one query)."""
+    durations = BuildRecord.objects.filter(
+        variant__branch_id=branch_id, status="built", duration_seconds__isnull=False
+    ).values_list("duration_seconds", flat=True)
+    return estimate(list(durations))
+
+
+def _stand_in_row(row: dict) -> dict:
+    cc = row["gpu_arch__compute_capability"]
+    return {
+        "id": row["id"],
+        "pname": row["pname"],
+        "branch_id": row["branch_id"],
+        "library": row["library"],
+        "backend": row["backend"],
+        "platform": row["platform"],
+        "python": row["python_version"],
+        "family": row["gpu_arch__name"],
+        "cc": tuple(int(p) for p in cc.split(".")[:2]) if cc else None,
+        "isa_arch": row["cpu_isa__arch"],
+        "isa_rank": row["cpu_isa__rank"],
+    }
+
+
+STAND_IN_FIELDS = (
+    "id",
+    "pname",
+    "branch_id",
+    "library",
+    "backend",
+    "platform",
+    "python_version",
+    "gpu_arch__name",
+    "gpu_arch__compute_capability",
+    "cpu_isa__arch",
+    "cpu_isa__rank",
+)
+
+
+def nearest_cached(variant: Variant, cached_ids: list[int] | None = None) -> Variant | None:
+    """The cached variant that runs where `variant` would (catalog.availability.nearest)."""
+    cached_ids = cached_variant_ids() if cached_ids is None else cached_ids
+    if not cached_ids:
+        return None
+    fields = Variant.objects.filter(pk=variant.pk).values(*STAND_IN_FIELDS).first()
+    if fields is None:
+        return None
+    candidates = Variant.objects.filter(
+        pk__in=cached_ids,
+        library=variant.library,
+        backend=variant.backend,
+        platform=variant.platform,
+        python_version=variant.python_version,
+    ).values(*STAND_IN_FIELDS)
+    found = nearest(_stand_in_row(fields), (_stand_in_row(row) for row in candidates))
+    if found is None:
+        return None
+    return Variant.objects.select_related("branch").get(pk=found["id"])
+
+
+def availability_json(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], dict]:
+    """For each (repository, branch, pname): the /api/variants availability fields, and, when
+    it is cached nowhere, `nearest_cached` and `build_estimate` — for the JSON answers."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return {}
+    q = Q(pk__in=[])
+    for repository, branch, pname in keys:
+        q |= Q(branch__repository=repository, branch__name=branch, pname=pname)
+    variants = {
+        (v.branch.repository, v.branch.name, v.pname): v
+        for v in Variant.objects.filter(q).select_related("branch")
+    }
+    summaries = availability(v.pk for v in variants.values())
+    cached_ids: list[int] | None = None
+    found = {}
+    for key, variant in variants.items():
+        summary = summaries.get(variant.pk, NOT_BUILT)
+        fields = summary.as_json()
+        if not summary.cached:
+            if cached_ids is None:
+                cached_ids = cached_variant_ids()
+            stand_in = nearest_cached(variant, cached_ids)
+            fields["nearest_cached"] = (
+                {
+                    "pname": stand_in.pname,
+                    "repository": stand_in.branch.repository,
+                    "branch": stand_in.branch.name,
+                    "url": stand_in.get_absolute_url(),
+                }
+                if stand_in
+                else None
+            )
+            fields["build_estimate"] = build_estimate(variant.branch_id).as_json()
+        found[key] = fields
+    return found
+
+
+def variant_availability_by_name(repository: str, branch: str, pname: str) -> dict:
+    """variant_availability for a variant named by its keys (the selector's answer)."""
+    variant = (
+        Variant.objects.select_related("branch")
+        .filter(branch__repository=repository, branch__name=branch, pname=pname)
+        .first()
+    )
+    if variant is None:
+        return {"availability": NOT_BUILT, "stand_in": None, "estimate": None}
+    return {**variant_availability(variant), "branch_id": variant.branch_id}

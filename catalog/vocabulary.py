@@ -225,3 +225,17 @@ FEATURES = {
     "nnpack": Feature("NNPACK", "USE_NNPACK"),
 }
 FEATURE_BY_SWITCH = {f.switch: key for key, f in FEATURES.items()}
+
+
+# ---------------------------------------------------------------- Nix store and binary caches
+
+NIX_STORE_DIR = "/nix/store"
+# Nix's base-32 alphabet: digits and lower-case letters without e, o, u and t.
+NIX_BASE32 = "0123456789abcdfghijklmnpqrsvwxyz"
+NIX_HASH_LENGTH = 32
+# A store path's name: letters, digits and +-._?= , not starting with a dot; at most 211.
+NIX_NAME_CHARS = r"A-Za-z0-9+\-._?="
+NIX_NAME_MAX = 211
+# The binary-cache protocol: GET {cache}/{hash}.narinfo answers 200 with these keys, 404 absent.
+NARINFO_SUFFIX = ".narinfo"
+NARINFO_KEYS = ("StorePath", "URL", "Compression", "FileSize", "NarSize", "References")

@@ -47,6 +47,22 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_caches(name: str) -> list[dict]:
+    """Binary caches from `name=url` items, comma-separated, most preferred first (as Nix's
+    `substituters`): CATALOG_BINARY_CACHES="ours=https://cache.example.org,nixos=https://…"."""
+    caches = []
+    for position, item in enumerate(env_list(name), start=1):
+        cache_name, sep, url = item.partition("=")
+        if not sep or not cache_name.strip() or not url.strip():
+            raise ImproperlyConfigured(f"{name}: write each cache as name=url, not {item!r}.")
+        caches.append({"name": cache_name.strip(), "url": url.strip(), "priority": position * 10})
+    return caches
+
+
+# The binary caches `check-caches` asks (added to the BinaryCache table, editable in the admin).
+BINARY_CACHES = env_caches("CATALOG_BINARY_CACHES")
+
+
 def secret_key_bits(key: str) -> float:
     """An estimate of a key's randomness in bits: its Shannon entropy per character times its
     length, bounded by its size once compressed (a repeated word compresses to little). A key

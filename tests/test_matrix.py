@@ -42,7 +42,7 @@ def test_default_page_is_compact_paginated_and_grouped_by_branch(client):
     total = Variant.objects.count()
     assert count_shown(html) == total
     assert html.count("<tr>") - 1 == 50  # the first page of 50
-    assert '<tr class="group"><th scope="colgroup" colspan="10">' in html
+    assert '<tr class="group"><th scope="colgroup" colspan="11">' in html
     assert f"Page 1 of {-(-total // 50)}" in html and 'href="?view=list&amp;page=2"' in html
     assert re.search(rf'href="/variants/\?[^"]*per_page=all[^"]*">Show all {total}<', html)
 
@@ -230,8 +230,11 @@ def test_csv_downloads_the_current_selection(client):
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    assert len(rows) == 4
+    assert len(rows) == Variant.objects.filter(branch__name="cuda-13_0").count()
     assert {r["branch"] for r in rows} == {"cuda-13_0"}
+    marked = {r["pname"] for r in rows if r["impossible_pairing"]}
+    assert marked == {r["pname"] for r in rows if r["platform"] == "x86_64-linux"}
+    assert len(marked) == 8
     assert rows[0]["url"].startswith("http://testserver/variants/build-torchvision/cuda-13_0/")
 
 
@@ -332,3 +335,31 @@ def test_grid_shows_three_branches_a_page_with_links_to_the_rest(client):
     shown = set(re.findall(r'class="cell-link" href="/variants/([^/]+/[^/]+)/', last))
     tail = branches[(pages - 1) * GRID_BRANCHES_PER_PAGE :]
     assert shown == {f"{b.repository}/{b.name}" for b in tail}
+
+
+THOR_X86 = "torchvision-python313-cuda13_0-sm110-avx512"
+
+
+def test_an_impossible_pairing_is_marked_on_its_row(client):
+    html = client.get("/variants/?branch=cuda-13_0&per_page=all").content.decode()
+    rows = re.findall(r"<tr><td><a href.*?</tr>", html, re.S)
+    assert len(rows) == 12
+    marked = [r for r in rows if 'class="tag tag-impossible"' in r]
+    assert len(marked) == 8 and all("-avx" in r for r in marked)
+    row = next(r for r in rows if f"<code>{THOR_X86}</code>" in r)
+    assert (
+        'title="SM110 is built into an aarch64 system, so an x86_64 ISA (avx512) cannot run '
+        'beside it.">impossible pairing</span>'
+    ) in row
+    arm = next(r for r in rows if "<code>torchvision-python313-cuda13_0-sm110-armv9</code>" in r)
+    assert "impossible" not in arm
+
+
+def test_the_api_gives_each_variant_its_impossible_pairing(client):
+    results = client.get("/api/variants?branch=cuda-13_0").json()["results"]
+    reasons = {r["pname"]: r["impossible_pairing"] for r in results}
+    assert reasons[THOR_X86] == (
+        "SM110 is built into an aarch64 system, so an x86_64 ISA (avx512) cannot run beside it."
+    )
+    assert reasons["torchvision-python313-cuda13_0-sm121-armv9"] is None
+    assert sum(1 for why in reasons.values() if why) == 8

@@ -118,20 +118,25 @@ def test_the_web_wizard_reads_the_spellings(client, written):
 # -- the matrix's filters and the selector ----------------------------------------------------
 
 
+def variants(client, params):
+    """(count, first page) of /api/variants: the `next` link repeats the spelling given."""
+    body = client.get("/api/variants", params).json()
+    return body["count"], body["results"]
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("written", GPU_SPELLINGS)
 def test_matrix_filters_read_every_gpu_spelling(client, written):
-    expected = client.get("/api/variants", {"gpu": "sm90"}).json()
+    expected = variants(client, {"gpu": "sm90"})
     response = client.get("/api/variants", {"gpu": written})
     assert response.status_code == 200
-    assert response.json() == expected and expected["count"] > 0
+    assert variants(client, {"gpu": written}) == expected and expected[0] > 0
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("written", ISA_SPELLINGS)
 def test_matrix_filters_read_every_isa_spelling(client, written):
-    expected = client.get("/api/variants", {"isa": "avx512"}).json()
-    assert client.get("/api/variants", {"isa": written}).json() == expected
+    assert variants(client, {"isa": written}) == variants(client, {"isa": "avx512"})
 
 
 @pytest.mark.django_db

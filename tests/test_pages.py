@@ -402,14 +402,19 @@ def test_home_has_search_quick_links_and_branch_counts(client):
 # --- query counts -------------------------------------------------------------------------
 
 
+AVAILABILITY_QUERIES = 9
+
+
 @pytest.mark.parametrize("url", [SM90, SM61_AVX, TV_SM61, MPS, CPU_ARM])
 def test_variant_page_query_count_is_constant(client, django_assert_max_num_queries, url):
     from catalog import queries
 
     # The status block reads the engine's snapshot, built once per catalogue version (5 queries).
     queries.recommend_catalogue()
-    # The variant with its joins, models, companions, builds, and two for "compare with…".
-    with django_assert_max_num_queries(6):
+    # The variant with its joins, models, companions, builds, and two for "compare with…";
+    # + built/published/cached: the summary, the nearest cached stand-in, the branch's estimate
+    # and the build history's outputs (queries.variant_availability), whatever the catalogue size.
+    with django_assert_max_num_queries(6 + AVAILABILITY_QUERIES):
         assert client.get(url).status_code == 200
 
 
@@ -445,11 +450,13 @@ def test_reference_page_query_count_is_constant(client, django_assert_max_num_qu
 )
 def test_home_page_query_count_is_constant(client, django_assert_max_num_queries, query):
     # Five for the overview, one for the selector's rows (then cached per catalogue version);
-    # one build left reads the engine's snapshot too, built once per version.
+    # one build left reads the engine's snapshot too, built once per version, and adds that
+    # variant's availability (bounded).
     from catalog import queries
 
     queries.recommend_catalogue()
-    with django_assert_max_num_queries(6):
+    unique = query.endswith("library=pytorch")
+    with django_assert_max_num_queries(6 + (AVAILABILITY_QUERIES if unique else 0)):
         assert client.get(f"/{query}").status_code == 200
 
 
@@ -615,3 +622,20 @@ def test_architecture_and_isa_pages_refuse_pages_they_do_not_have(client, url):
     response = client.get(url)
     assert response.status_code == 400
     assert b"The page must be a whole number from 1 to 1." in response.content
+
+
+def test_variant_page_marks_an_impossible_pairing(client):
+    body = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-avx2/"
+    ).content.decode()
+    note = body.split('id="impossible-pairing"')[1].split("</div>")[0]
+    assert (
+        "<strong>Impossible pairing:</strong> SM121 is built into an aarch64 system, so an "
+        "x86_64 ISA (avx2) cannot run beside it."
+    ) in note
+    assert "No PyTorch of this pairing is built" in note
+    assert "Built against PyTorch" not in body
+    arm = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-armv9/"
+    ).content.decode()
+    assert 'id="impossible-pairing"' not in arm and "Built against PyTorch" in arm

@@ -10,7 +10,11 @@ from catalog.build_commands import variant_commands
 def record(pname, *, branch="main", backend="cuda", sm="sm90", isa="avx512", cuda="12.8", **kw):
     arch = {"avx2": "x86_64", "avx512": "x86_64", "armv9": "aarch64"}.get(isa, "")
     platform = "aarch64-darwin" if backend == "mps" else f"{arch}-linux"
-    gpu = {"sm90": ("Hopper", 90, "H100"), "sm61": ("Pascal", 61, "GTX 1080")}.get(sm)
+    gpu = {
+        "sm90": ("Hopper", 90, "H100"),
+        "sm61": ("Pascal", 61, "GTX 1080"),
+        "sm110": ("Blackwell (Thor)", 110, "DRIVE Thor"),
+    }.get(sm)
     base = {
         "pname": pname,
         "repository": "build-pytorch",
@@ -24,6 +28,7 @@ def record(pname, *, branch="main", backend="cuda", sm="sm90", isa="avx512", cud
         "cuda": cuda if backend == "cuda" else "",
         "sm": sm if backend == "cuda" else None,
         "arch_number": gpu[1] if backend == "cuda" else None,
+        "host_arch": ("aarch64" if sm == "sm110" else "") if backend == "cuda" else None,
         "gpu_name": gpu[0] if backend == "cuda" else None,
         "gpu_models": gpu[2] if backend == "cuda" else None,
         "isa": isa if backend != "mps" else None,
@@ -185,3 +190,27 @@ def test_parse_choices_reads_older_branch_spellings():
     for written in ("build-pytorch:main", "main"):  # only one repository has main here
         chosen = selector_engine.parse_choices(ROWS, {"branch": [written]})
         assert chosen == {"branch": "build-pytorch/main"}
+
+
+THOR = selector_engine.rows_from_records(
+    [
+        record("thor-armv9", sm="sm110", isa="armv9", cuda="13.0"),
+        record("thor-avx2", sm="sm110", isa="avx2", cuda="13.0"),
+        record("a-sm90-avx2", isa="avx2"),
+    ]
+)
+
+
+def test_an_impossible_pairing_is_marked_and_never_the_answer():
+    rows = {r.pname: r for r in THOR}
+    assert rows["thor-avx2"].impossible == (
+        "SM110 is built into an aarch64 system, so an x86_64 ISA (avx2) cannot run beside it."
+    )
+    assert rows["thor-armv9"].impossible == rows["a-sm90-avx2"].impossible == ""
+    alone = selector_engine.narrow(THOR, {"gpu": "sm110", "isa": "avx2"})
+    assert [r.pname for r in alone.matches] == ["thor-avx2"] and alone.unique is None
+    assert selector_engine.narrow(THOR, {"gpu": "sm110", "isa": "armv9"}).unique.pname == (
+        "thor-armv9"
+    )
+    # Still counted: the catalogue holds it.
+    assert option(selector_engine.narrow(THOR, {"gpu": "sm110"}), "isa", "avx2").count == 1

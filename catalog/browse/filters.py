@@ -65,6 +65,7 @@ VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
 MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
 MAX_NAME_WORDS = 4  # words in the longest GPU name a search reads whole ("geforce rtx 4090 ti")
 APPLE_CHIPS = frozenset({"m1", "m2", "m3", "m4"})  # archspec's Apple targets: the MPS build
+CACHED_CHOICES = [("1", "Cached only")]  # ?cached=1
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
 # Parameters whose values may be written as the site writes them elsewhere ('Hopper', 'sm_90',
 # '9.0', 'H100'; 'AVX-512'): read into slugs by catalog.naming's resolvers. A family name may
@@ -156,6 +157,12 @@ class VariantFilter(django_filters.FilterSet):
     cuda = _multi("CUDA", field_name="cuda_version")
     python = _multi("Python", field_name="python_version")
     status = _multi("Status", STATUSES, "status")
+    cached = django_filters.ChoiceFilter(
+        label="Cached only",
+        choices=CACHED_CHOICES,
+        method="filter_cached",
+        help_text="in a configured binary cache at its last check: nothing to compile",
+    )
     sort = SortFilter(
         label="Sort by",
         empty_label="Branch, library, hardware",
@@ -216,6 +223,14 @@ class VariantFilter(django_filters.FilterSet):
         if NONE in values:
             q |= Q(**{f"{field}__isnull": True})
         return q
+
+    def filter_cached(self, queryset, name, value):
+        if value != "1":
+            return queryset
+        # Facet counts filter once per facet: work out the cached set once per request.
+        if not hasattr(self, "_cached_ids"):
+            self._cached_ids = queries.cached_variant_ids()
+        return queryset.filter(pk__in=self._cached_ids)
 
     def filter_gpu(self, queryset, name, values):
         return queryset.filter(self._with_none("gpu_arch__sm", values)) if values else queryset

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from catalog import naming, vocabulary
+from catalog import lint, naming, vocabulary
 from catalog.naming import version_key
 
 
@@ -83,6 +83,7 @@ class Row:
     branch: str
     pname: str
     choices: Mapping[str, Choice] = field(default_factory=dict)
+    impossible: str = ""  # why no machine runs it (catalog/lint.py); "" for a real pairing
 
 
 # ---------------------------------------------------------------- records -> rows
@@ -190,7 +191,12 @@ def row_from_record(r: Mapping, shared: dict | None = None) -> Row:
         built[part] = shared[key]
     os_choice, arch_choice = built.pop("platform")
     choices = {"os": os_choice, "arch": arch_choice, **built}
-    return Row(r["repository"], r["branch_name"], r["pname"], choices)
+    impossible = (
+        lint.impossible_pairing(r["sm"], r["host_arch"] or "", r["isa"] or "")
+        if r["backend"] == "cuda"
+        else ""
+    )
+    return Row(r["repository"], r["branch_name"], r["pname"], choices, impossible)
 
 
 # What each record holds: the variant's own fields and its branch's, architecture's and ISA's.
@@ -207,6 +213,7 @@ RECORD_KEYS = (
     "cuda",
     "sm",
     "arch_number",
+    "host_arch",
     "gpu_name",
     "gpu_models",
     "isa",
@@ -310,7 +317,11 @@ class Narrowed:
 
     @property
     def unique(self) -> Row | None:
-        return self.matches[0] if len(self.matches) == 1 else None
+        """The one variant left, when a machine can run it: an impossible pairing is shown,
+        marked, and never the answer."""
+        if len(self.matches) == 1 and not self.matches[0].impossible:
+            return self.matches[0]
+        return None
 
     @property
     def query(self) -> str:

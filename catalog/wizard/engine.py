@@ -381,9 +381,7 @@ def _select(
 ) -> None:
     platform = "aarch64-darwin" if backend == "mps" else f"{a.arch}-linux"
     library = a.library or rules.DEFAULT_LIBRARY
-    pool = [
-        v for v in cat.variants if v.backend == backend and v.sm == sm and v.platform == platform
-    ]
+    pool = _pool(cat, rec, backend, sm, platform)
     if not pool:
         rec.reasons.append(f"There is no build for {hardware} on {platform}.")
         if backend == "cuda":
@@ -478,6 +476,23 @@ def _recommended_branch_alternative(
         f"{purpose}",
         first=True,
     )
+
+
+def _pool(
+    cat: Catalogue, rec: Recommendation, backend: str, sm: str, platform: str
+) -> list[VariantInfo]:
+    """The variants for this hardware and platform that a machine can run: an impossible pairing
+    (a GPU built into a system of another CPU architecture) is never recommended."""
+    found = [
+        v for v in cat.variants if v.backend == backend and v.sm == sm and v.platform == platform
+    ]
+    impossible = [v for v in found if cat.impossible_pairing(v)]
+    if impossible:
+        rec.reasons.append(
+            f"{cat.impossible_pairing(impossible[0])} The catalogue's {len(impossible)} "
+            f"{platform} build(s) of {sm.upper()} are impossible pairings, never recommended."
+        )
+    return [v for v in found if v not in impossible]
 
 
 def _choose_branch(

@@ -83,6 +83,18 @@ def api_body(rec: Recommendation, parsed: Parsed | None = None) -> dict:
     return body
 
 
+def with_availability(body: dict, lookup) -> dict:
+    """The body with each named variant's build, publication and cache fields merged in.
+
+    `lookup` maps [(repository, branch, pname)] to {key: fields} (catalog.queries.
+    availability_json): the engine stays free of the database."""
+    chosen = [r["variant"] for r in results(body) if r.get("variant")]
+    found = lookup([(v["repository"], v["branch"], v["pname"]) for v in chosen])
+    for variant in chosen:
+        variant.update(found.get((variant["repository"], variant["branch"], variant["pname"]), {}))
+    return body
+
+
 def results(body: dict) -> list[dict]:
     """The answers to show: the one result, or one per distinct GPU model when they differ."""
     if body["variant"] is None and body.get("per_gpu"):
@@ -133,6 +145,19 @@ def _detected_line(detected: dict) -> str:
     return "Detected: " + "; ".join(facts) if facts else ""
 
 
+def availability_line(variant: dict) -> str:
+    """Cached where, or built or not, the nearest cached variant and the build-time estimate."""
+    if variant["cached"]:
+        names = ", ".join(c["name"] for c in variant["caches"])
+        return f"Cached in {names}: nothing to compile."
+    line = "Built, but in no configured binary cache." if variant["built"] else "Not built yet."
+    if variant.get("nearest_cached"):
+        line += f" Nearest cached: {variant['nearest_cached']['pname']}."
+    if variant.get("build_estimate"):
+        line += f" Building it: {variant['build_estimate']['text']}."
+    return line
+
+
 def format_text(body: dict, notes: Iterable[str] = ()) -> str:
     """The human answer of `which-variant` (its warnings go to standard error)."""
     lines = [f"Note: {n}" for n in notes]
@@ -152,6 +177,8 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
                 f"Use: {variant['pname']}  ({variant['repository']} branch {variant['branch']})"
             )
             lines.append(f"     {variant['url']}")
+            if "cached" in variant:
+                lines.append(f"     {availability_line(variant)}")
         else:
             lines.append("No variant fits this machine.")
         lines += ["", "Why:", *(f"  {i}. {r}" for i, r in enumerate(result["reasons"], 1))]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
-from catalog import naming
+from catalog import lint, naming
 
 T = TypeVar("T")
 
@@ -116,6 +116,7 @@ class ArchitectureInfo:
     min_cuda: str = ""
     max_cuda: str = ""
     label: str = ""  # the matrix's row label, "Ampere DC"
+    host_arch: str = ""  # the CPU of the system the GPU is built into (DGX Spark: aarch64)
 
     @property
     def cc_key(self) -> tuple[int, ...]:
@@ -183,6 +184,11 @@ class Catalogue:
             if arch.cc_key[:2] == key:
                 return arch
         return None
+
+    def impossible_pairing(self, variant: VariantInfo) -> str:
+        """Why no machine runs this variant ("" when one can): catalog/lint.py's rule."""
+        arch = self.architecture(variant.sm) if variant.backend == "cuda" else None
+        return lint.impossible_pairing(variant.sm, arch.host_arch, variant.isa) if arch else ""
 
     def isa(self, slug: str) -> IsaInfo | None:
         return self._index["isas"].get(slug)
@@ -313,6 +319,7 @@ class Catalogue:
                     min_cuda=a.min_cuda or "",
                     max_cuda=getattr(a, "max_cuda", "") or "",
                     label=getattr(a, "label", "") or "",
+                    host_arch=getattr(a, "host_arch", "") or "",
                 )
                 for a in architectures
             ),

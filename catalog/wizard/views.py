@@ -164,7 +164,7 @@ def wizard(request):
             context["error"] = "Choose or type an answer to go on."
             return _render(request, context, 400)
         return _render(request, context)
-    body = wo.api_body(rec, parsed)
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
     results = [
         {
             **r,
@@ -279,4 +279,5 @@ def api_recommend(request):
         rec = wi.decide(parsed.answers)
     except AnswerError as exc:
         return _error(exc.message, exc.field)
-    return JsonResponse(wo.api_body(rec, parsed), json_dumps_params={"indent": 1})
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
+    return JsonResponse(body, json_dumps_params={"indent": 1})

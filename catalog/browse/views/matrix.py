@@ -27,6 +27,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, naming, queries
+from catalog.availability import NOT_BUILT
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
 from catalog.browse.grid import build_grid
 from catalog.models import STATUSES
@@ -43,6 +44,7 @@ RECORD_FIELDS = [
     "python",
     "platform",
     "status",
+    "impossible_pairing",
     "url",
 ]
 # The list view's columns, by sort key (headings from filters.SORT_LABELS).
@@ -66,7 +68,8 @@ def _filterset(data):
     return VariantFilter(data, choices=choices)
 
 
-def _record(variant, absolute_url) -> dict:
+def _record(variant, absolute_url, summary=None) -> dict:
+    # The paged JSON carries build/cache fields; streamed exports (CSV, JSONL) leave them out.
     branch = variant.branch
     return {
         "pname": variant.pname,
@@ -80,10 +83,22 @@ def _record(variant, absolute_url) -> dict:
         "python": variant.python_version,
         "platform": variant.platform,
         "status": variant.status,
+        # Why no machine runs it (a GPU built into a system of another CPU architecture).
+        "impossible_pairing": variant.impossible_pairing or None,
         "url": absolute_url(
             reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
         ),
+        **(summary.as_json() if summary is not None else {}),
     }
+
+
+def _with_availability(variants) -> list:
+    """The variants, each with `.availability` (one summary query for all of them)."""
+    variants = list(variants)
+    summaries = queries.availability(v.pk for v in variants)
+    for variant in variants:
+        variant.availability = summaries.get(variant.pk, NOT_BUILT)
+    return variants
 
 
 def _errors(filterset) -> dict:
@@ -140,7 +155,7 @@ def _results_context(data: QueryDict, filterset) -> dict:
         # it shows, not the catalogue's.
         branch_ids = queries.branch_ids_of(variants)
         page = Paginator(branch_ids, GRID_BRANCHES_PER_PAGE).get_page(form["page"])
-        shown = list(variants.filter(branch_id__in=list(page.object_list)))
+        shown = _with_availability(variants.filter(branch_id__in=list(page.object_list)))
         context.update(
             count=variants.count(),
             grid=build_grid(shown),
@@ -153,7 +168,7 @@ def _results_context(data: QueryDict, filterset) -> dict:
     page = paginator.get_page(form["page"])
     context.update(
         count=paginator.count,
-        variants=page.object_list,
+        variants=_with_availability(page.object_list),
         grouped=not form.get("sort"),
         headers=_sort_headers(data, (form.get("sort") or [""])[0]),
         pagination=_pagination(data, page) if paginator.num_pages > 1 else None,
@@ -267,6 +282,7 @@ def _csv(request, filterset) -> str:
             {
                 k: ("" if v is None else v)
                 for k, v in _record(variant, request.build_absolute_uri).items()
+                if k in RECORD_FIELDS
             }
         )
     return out.getvalue()
@@ -373,8 +389,8 @@ def api_variants(request):
 
     def body():
         count = filterset.qs.count()
-        page = filterset.qs[offset : offset + size]
-        results = [_record(v, request.build_absolute_uri) for v in page]
+        page = _with_availability(filterset.qs[offset : offset + size])
+        results = [_record(v, request.build_absolute_uri, v.availability) for v in page]
         following = offset + size
         next_url = None
         if following < count:

@@ -93,6 +93,7 @@ def variant_detail(request, repository, branch, pname):
             "clone_url": vocabulary.REPOSITORIES[variant.branch.repository].url,
             "variant_id": compare.variant_id(variant),
             "compare_candidates": _compare_groups(variant, candidates),
+            **queries.variant_availability(variant),
         },
     )
 

@@ -47,12 +47,20 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
     return {
         "narrowed": narrowed,
         "count": len(narrowed.matches),
-        "listed": narrowed.matches if 1 < len(narrowed.matches) <= MAX_LISTED else [],
+        # Listed by name when few are left, or when the one left is an impossible pairing.
+        "listed": narrowed.matches
+        if 0 < len(narrowed.matches) <= MAX_LISTED and not unique
+        else [],
         "unique": unique,
         "answer": (
             queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
         ),
         "embedded": embedded,
+        "availability": (
+            queries.variant_availability_by_name(unique.repository, unique.branch, unique.pname)
+            if unique
+            else None
+        ),
     }
 
 

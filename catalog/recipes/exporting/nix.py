@@ -463,7 +463,20 @@ def uses_import_form(variant) -> bool:
     return (
         variant.library != "pytorch"
         and repository.companion_form == vocabulary.COMPANION_SIBLING
+        and variant.depends_on_id is not None
         and variant.depends_on.branch_id == variant.branch_id
+    )
+
+
+def _pytorch_name(variant) -> str:
+    """The PyTorch variant a companion's configuration names (same backend, CUDA, GPU, ISA)."""
+    return naming.compose(
+        "pytorch",
+        variant.python_version,
+        variant.backend,
+        variant.cuda_version,
+        variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        variant.cpu_isa.slug if variant.cpu_isa_id else "",
     )
 
 
@@ -488,8 +501,12 @@ def render_recipe(variant) -> str:
                 f"  customPytorch = import ./{dep.pname}.nix {{ inherit pkgs; }};",
             ]
         else:
-            lines += [f"  # Custom PyTorch with the configuration of {dep.pname}"]
-            expr = _torch_expression(dep, nixpkgs_name, "  ", repo_profile, own=False)
+            # An impossible pairing has no PyTorch variant (none is built for a machine that
+            # cannot exist); its recipe builds torch inline with its own, identical configuration.
+            config = dep or variant
+            name = dep.pname if dep else _pytorch_name(variant)
+            lines += [f"  # Custom PyTorch with the configuration of {name}"]
+            expr = _torch_expression(config, nixpkgs_name, "  ", repo_profile, own=False)
             expr[0] = "  customPytorch = " + expr[0].lstrip()
             expr[-1] += ";"
             lines += expr

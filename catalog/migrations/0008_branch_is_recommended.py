@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("catalog", "0005_gpuarchitecture_host_arch"),
+        ("catalog", "0007_sourceclaim_impossible_pairing_kind"),
     ]
 
     operations = [
