@@ -203,6 +203,7 @@ MATRIX_FIELDS = (
     "gpu_arch__compute_capability",
     "gpu_arch__name",
     "gpu_arch__label",
+    "gpu_arch__host_arch",  # the impossible-pairing mark
     "cpu_isa__slug",
     "cpu_isa__label",
     "cpu_isa__description",

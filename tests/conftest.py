@@ -7,7 +7,7 @@ the seed files again takes 4–5 s). pytest-django runs them last.
 """
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.core.management import call_command
 
 from catalog.seeding import load_catalogue
@@ -33,9 +33,15 @@ def seeded_db(django_db_setup, transactional_db):
 def fresh_cache():
     """Rendered fragments are cached per catalogue version; rolled-back test writes would leave
     entries keyed on versions a later test reaches again."""
-    cache.clear()
+    clear_caches()
     yield
-    cache.clear()
+    clear_caches()
+
+
+def clear_caches():
+    """Every cache alias: the catalogue's version lives in one of its own."""
+    for alias in caches:
+        caches[alias].clear()
 
 
 @pytest.hookimpl(trylast=True)

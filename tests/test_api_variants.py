@@ -23,6 +23,7 @@ EXPORT_FIELDS = {
     "python",
     "platform",
     "status",
+    "impossible_pairing",
     "url",
 }
 # The paged JSON adds built, published, cached (catalog.availability.Summary.as_json); the
@@ -64,6 +65,7 @@ def test_result_shape_and_absolute_detail_url(client):
         "python": "3.13",
         "platform": "x86_64-linux",
         "status": "recipe",
+        "impossible_pairing": None,
         "url": "http://testserver/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/",
         "built": False,
         "built_at": None,

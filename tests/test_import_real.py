@@ -87,7 +87,7 @@ def test_every_form_imports_with_its_fields(tmp_path, client):
     # Pages lay out what the grid cannot place (no known ISA) in a row of its own.
     branch_page = client.get(bare.branch.get_absolute_url()).content.decode()
     assert "grid-row-other" in branch_page and "pytorch-bare" in branch_page
-    matrix = client.get("/variants/?repository=build-pytorch&branch=forms&view=grid")
+    matrix = client.get("/variants/?repository=build-pytorch&branch=build-pytorch/forms&view=grid")
     assert matrix.status_code == 200 and "grid-row-other" in matrix.content.decode()
     assert client.get(bare.get_absolute_url()).status_code == 200
 
@@ -363,7 +363,7 @@ def test_an_imported_branch_is_in_the_matrix_api_csv_and_wizard(tmp_path, client
     root = checkout(tmp_path / "c", sorted(BUILD_PYTORCH.glob("*.nix")))
     run(root, repository="build-pytorch", branch="imported-2.8")
     pname = "pytorch-python312-cuda12_8-sm75-avx2"
-    query = "repository=build-pytorch&branch=imported-2.8"
+    query = "repository=build-pytorch&branch=build-pytorch/imported-2.8"
     assert pname in client.get(f"/variants/?{query}&gpu=sm75").content.decode()
     results = client.get(f"/api/variants?{query}&gpu=sm75&isa=avx2").json()["results"]
     assert [r["pname"] for r in results] == [pname]

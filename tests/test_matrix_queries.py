@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from catalog import cache as catalogue_cache
 from catalog import queries
 from catalog.models import Branch, Variant
+from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
 VARIANT = "/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/"
@@ -59,8 +60,9 @@ def grow_catalogue(copies):
 
 def cold_queries(client, page):
     """The queries one cold request for `page` runs (streamed bodies read to their end)."""
-    cache.clear()
+    clear_caches()
     queries._RECOMMEND_MEMO.clear()
+    queries._SEARCH_MEMO.clear()
     with CaptureQueriesContext(connection) as ran:
         if page.startswith("POST "):
             response = client.post(page[5:], json.dumps(H100), content_type="application/json")
