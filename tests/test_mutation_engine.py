@@ -1,0 +1,1 @@
+"""Tests written to kill mutants that survived: each asserts behaviour the module promises."""
