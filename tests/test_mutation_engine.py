@@ -85,3 +85,71 @@ def test_the_branch_with_the_best_runnable_isa_wins_over_the_default_branch():
         "pytorch-python313-cpu-avx512",
     )
     assert any("The default branch has no CPU-only x86_64 build" in r for r in rec.reasons)
+
+
+def ask(**answers):
+    return recommend(answers, catalogue())
+
+
+ONLY_AVX2 = (
+    "not AVX-512 (that answer does not imply avx512bw, avx512dq, avx512f, avx512vl), AVX-512 BF16 "
+    "(that answer does not imply avx512_bf16, avx512bw, avx512dq, avx512f, avx512vl), AVX-512 "
+    "VNNI (that answer does not imply avx512_vnni, avx512bw, avx512dq, avx512f, avx512vl)."
+)
+
+
+def test_no_gpu_information_is_a_cpu_build_with_a_warning_and_every_step_said():
+    rec = ask(os="linux", arch="x86_64", isa="avx2")
+    assert rec.reasons == [
+        "You are on Linux on x86_64, so the x86_64-linux builds apply.",
+        "Nothing says the machine has an NVIDIA GPU, so a CPU-only build is used.",
+        "AVX2 implies AVX: every CPU archspec knows with AVX2 runs those builds too.",
+        "The CPU can run, going by the ISA level given (AVX2), the AVX, AVX2 builds; " + ONLY_AVX2,
+        "For general workloads (the default workload) the order of preference is AVX-512, then "
+        "AVX2, then AVX; AVX2 is the best this CPU runs.",
+        "With no version constraints the default branch build-pytorch main (PyTorch 2.8.0, CUDA "
+        "12.8, Python 3.13) is used.",
+    ]
+    assert len(rec.warnings) == 1 and rec.warnings[0].startswith("No GPU information was given")
+    assert ask(os="linux", arch="x86_64", isa="avx2", has_gpu="no").warnings == []
+
+
+def test_typed_flags_completed_by_archspec_are_said_and_shown_as_assumed():
+    rec = ask(os="linux", arch="x86_64", cpu_flags=["avx2"], has_gpu="no")
+    assumed = [r for r in rec.reasons if r.startswith("Assumed ")]
+    assert len(assumed) == 1 and ": every CPU archspec knows with avx2 also has" in assumed[0]
+    assert rec.detected["cpu"]["assumed_features"]
+    complete = ask(os="linux", arch="x86_64", cpu_flags=["avx", "avx2", "fma", "f16c"], gpu="H100")
+    assert "assumed_features" not in complete.detected["cpu"]
+    assert not any(r.startswith("Assumed ") for r in complete.reasons)
+
+
+def test_a_driver_that_supports_the_cuda_build_says_so():
+    rec = ask(os="linux", arch="x86_64", isa="avx2", gpu="H100", driver="570.86.10")
+    assert "The driver (570.86.10) supports CUDA 12.8, so the CUDA 12.8 build is used." in (
+        rec.reasons
+    )
+    assert rec.warnings == []
+
+
+def test_an_older_driver_of_the_same_cuda_major_runs_the_build_through_compatibility():
+    rec = ask(os="linux", arch="x86_64", isa="avx2", gpu="H100", driver="535.104.05")
+    assert rec.variant.pname == "pytorch-python313-cuda12_8-sm90-avx2"
+    assert (
+        "The driver supports CUDA 12.2; the oldest CUDA this branch builds for the GPU is 12.8, "
+        "which runs on it through CUDA minor-version compatibility."
+    ) in rec.reasons
+    assert rec.warnings == [
+        "Driver 535.104.05 is older than the NVIDIA 550 that build-pytorch main needs; update "
+        "the driver to 550 or newer."
+    ]
+
+
+def test_a_driver_of_an_older_cuda_major_is_warned_with_the_driver_the_build_needs():
+    rec = ask(os="linux", arch="x86_64", isa="avx2", gpu="H100", driver="470.57.02")
+    assert "The branch builds this GPU only with CUDA 12.8." in rec.reasons
+    assert any(
+        w.startswith("The driver (470.57.02) supports CUDA 11.4 at most; the CUDA 12.8 build needs")
+        and w.endswith(" or newer).")
+        for w in rec.warnings
+    )
