@@ -153,3 +153,12 @@ def test_a_driver_of_an_older_cuda_major_is_warned_with_the_driver_the_build_nee
         and w.endswith(" or newer).")
         for w in rec.warnings
     )
+
+
+def test_several_gpu_models_warn_to_match_the_build_to_the_gpu_a_process_uses():
+    rec = ask(os="linux", arch="x86_64", isa="avx2", gpu=["H100", "T4"])
+    assert rec.variant is None and len(rec.per_gpu) == 2
+    assert rec.warnings == [
+        "Several GPU models: install the build that matches the GPU each process uses "
+        "(CUDA_VISIBLE_DEVICES)."
+    ]
