@@ -132,5 +132,7 @@ def test_rows_apart_are_separate_blocks_and_adjacent_rows_one():
 def test_too_many_gpu_lines_are_refused_once_the_limit_is_passed():
     at_limit = csv.parse_nvidia_smi_csv("H100, 9.0\n" * (MAX_GPU_LINES + 1))
     assert at_limit.errors == []
-    over = csv.parse_nvidia_smi_csv("H100, 9.0\n" * (MAX_GPU_LINES + 2))
+    over = csv.parse_nvidia_smi_csv("H100, 9.0\n" * (MAX_GPU_LINES + 5))
+    # Reading stops at the first line past the limit: one error, no more rows read.
     assert over.errors == [TOO_MANY_GPUS]
+    assert len(over.gpus) == MAX_GPU_LINES + 1
