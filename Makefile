@@ -13,13 +13,15 @@ LINT_PATHS ?= .
 # checked before anything else, installed with apt-get when run as root, otherwise one sentence
 # naming the command to run. `make run` needs none of them.
 # Playwright's own node binary (it drives Chromium) needs libatomic, which minimal Debian lacks.
+# nginx is looked for by path: /usr/sbin is not on an ordinary user's PATH.
+NGINX_PACKAGES := '/usr/sbin/nginx:nginx'
 TEST_PACKAGES := "$${CHROMIUM_PATH:-chromium}:chromium" nix-instantiate:nix-bin \
-	'/usr/lib/*/libatomic.so.1:libatomic1'
-POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql"
+	'/usr/lib/*/libatomic.so.1:libatomic1' $(NGINX_PACKAGES)
+POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql" redis-server:redis-server
 # The browser tests use the Chromium found on PATH unless CHROMIUM_PATH names one.
 WITH_CHROMIUM := CHROMIUM_PATH="$${CHROMIUM_PATH:-$$(command -v chromium)}"
 
-.PHONY: setup run test test-fast bench clean serve test-postgres lint \
+.PHONY: setup run test test-fast bench clean serve serve-proxy test-postgres lint \
 	test-packages postgres-packages mutation
 
 # Debian's python3 lacks ensurepip until python3-venv is installed; venv then fails half-way,
@@ -29,8 +31,8 @@ $(PY):
 	  echo "make needs Python's venv and ensurepip ($(PYTHON) -m venv failed, see $$log):" \
 	    "run \`apt-get install python3-venv\` as root and try again." >&2; exit 1; }; rm -f "$$log"
 
-# The suite runs on every core (pytest-xdist); `make test TEST_WORKERS=0` runs it in one process.
-TEST_WORKERS ?= auto
+# The suite runs in one process; `make test TEST_WORKERS=auto` spreads it over every core (pytest-xdist).
+TEST_WORKERS ?= 0
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS)
 
 # Reinstall only when the pinned requirements or the project metadata change.
@@ -52,15 +54,16 @@ test: test-packages
 	@$(MAKE) --no-print-directory setup
 	$(WITH_CHROMIUM) $(PYTEST)
 
-# The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port).
+# The whole suite again on a throwaway PostgreSQL server (Debian's postgresql, loopback port),
+# with a throwaway Redis beside it (tests/test_two_hosts.py runs two servers over both).
 # Its database is migrated and loaded first, as `setup` does for SQLite, because some tests run
 # manage.py in a subprocess against the configured (not the test) database.
 test-postgres: postgres-packages
 	@$(MAKE) --no-print-directory setup
-	$(WITH_CHROMIUM) scripts/with-postgres.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PYTEST)'
+	$(WITH_CHROMIUM) scripts/with-postgres.sh scripts/with-redis.sh sh -c '$(PY) manage.py migrate --noinput -v 0 && $(PY) manage.py load-catalogue -v 0 && $(PYTEST)'
 
 test-fast:
-	@scripts/require-packages.sh "make test-fast" nix-instantiate:nix-bin
+	@scripts/require-packages.sh "make test-fast" nix-instantiate:nix-bin $(NGINX_PACKAGES)
 	@$(MAKE) --no-print-directory setup
 	$(PYTEST) -m "not browser"
 
@@ -77,15 +80,23 @@ lint: $(STAMP)
 	$(RUFF) check $(LINT_PATHS) || status=1; \
 	$(RUFF) format --check $(LINT_PATHS) || status=1; \
 	$(PY) manage.py makemigrations --check --dry-run || status=1; \
+	$(PY) -m mypy || status=1; \
 	exit $$status
 
 # Production mode under gunicorn: collectstatic (compressed, hashed), whitenoise, 127.0.0.1:$(PORT).
 serve: setup
 	PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
+# The same behind nginx (a config rendered into a temporary folder, nginx in the foreground), so
+# that slow clients cannot hold the sync workers; HOSTS=2 starts two gunicorn servers behind it.
+serve-proxy:
+	@scripts/require-packages.sh "make serve-proxy" $(NGINX_PACKAGES)
+	@$(MAKE) --no-print-directory setup
+	PORT=$(PORT) PY=$(PY) scripts/serve-proxy.sh
+
 # Every script runs; the target fails at the end if any of them did.
 bench:
-	@scripts/require-packages.sh "make bench" wrk:wrk
+	@scripts/require-packages.sh "make bench" wrk:wrk $(NGINX_PACKAGES)
 	@$(MAKE) --no-print-directory setup
 	status=0; for script in bench/*.py; do echo "== $$script"; $(PY) $$script || status=1; done; \
 	exit $$status

@@ -1,13 +1,17 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from catalog import naming
 from catalog.models import (
     ApiToken,
+    BinaryCache,
     Branch,
+    BuildOutput,
     BuildRecord,
+    CacheEntry,
     CpuIsa,
     DocPage,
     GpuArchitecture,
@@ -17,6 +21,7 @@ from catalog.models import (
 )
 from catalog.recipes.exporting import sync
 from catalog.recipes.nix.errors import EditError
+from catalog.services import EDITABLE_VARIANT_FIELDS, EditRefused, edit_selected
 
 
 class GpuModelInline(admin.TabularInline):
@@ -126,11 +131,21 @@ class VariantAdminForm(forms.ModelForm):
 URL_HTTPS = {models.URLField: {"assume_scheme": "https"}}
 
 
+class EditSelectedForm(forms.Form):
+    field = forms.ChoiceField(choices=[(name, name) for name in EDITABLE_VARIANT_FIELDS])
+    value = forms.CharField(
+        required=False,
+        help_text="as edit-variants takes it: JSON for lists, the slug for gpu_arch and cpu_isa, "
+        "empty for none",
+    )
+
+
 class BuildRecordInline(admin.TabularInline):
     model = BuildRecord
     formfield_overrides = URL_HTTPS
     extra = 0
-    fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url"]
+    fields = ["status", "started_at", "duration_seconds", "host", "commit", "log_url", "system"]
+    show_change_link = True  # outputs and publication are on the build's own page
 
 
 @admin.register(Variant)
@@ -170,6 +185,7 @@ class VariantAdmin(admin.ModelAdmin):
         "export_preview",
     ]
     inlines = [BuildRecordInline]
+    actions = ["edit_selected"]
     # The composed name shows beside the name it replaces when left empty.
     fieldsets = [
         (title, {"fields": ["pname", "computed_pname", *names[1:]] if title is None else names})
@@ -203,6 +219,40 @@ class VariantAdmin(admin.ModelAdmin):
             return [*self.fieldsets, self.imported_fieldset]
         return self.fieldsets
 
+    @admin.action(description="Edit the selected variants (preview the export diff, then confirm)")
+    def edit_selected(self, request, queryset):
+        """One field set on every selected variant through `catalog.services.edit_selected`:
+        a preview (saved nothing) lists each change and its export diff; confirming saves all
+        or, on any refusal, none."""
+        pks = list(queryset.values_list("pk", flat=True))
+        form = EditSelectedForm(request.POST if "field" in request.POST else None)
+        report = None
+        if form.is_valid():
+            values = {form.cleaned_data["field"]: form.cleaned_data["value"]}
+            confirm = "confirm" in request.POST
+            try:
+                report = edit_selected(pks, values, dry_run=not confirm)
+            except EditRefused as exc:
+                form.add_error(None, str(exc))
+            else:
+                if confirm:
+                    self.message_user(
+                        request,
+                        f"Changed {len(report.edits)} of {report.matched} variants.",
+                        messages.SUCCESS,
+                    )
+                    return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Edit the selected variants",
+            "form": form,
+            "report": report if form.is_valid() and not form.errors else None,
+            "pks": pks,
+            "count": len(pks),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/variant/edit_selected.html", context)
+
     @admin.display(description="recipe as imported")
     def recipe_source(self, obj):
         return format_html('<pre class="recipe-source">{}</pre>', obj.recipe_text)
@@ -234,14 +284,65 @@ class VariantAdmin(admin.ModelAdmin):
             return f"cannot compose: {exc}"
 
 
+class BuildOutputInline(admin.TabularInline):
+    model = BuildOutput
+    extra = 0
+    fields = ["store_path"]
+
+
 @admin.register(BuildRecord)
 class BuildRecordAdmin(admin.ModelAdmin):
     formfield_overrides = URL_HTTPS
-    list_display = ["variant", "status", "started_at", "duration_seconds", "host", "commit"]
-    list_filter = ["status", "variant__branch"]
-    search_fields = ["variant__pname", "host", "commit"]
+    list_display = [
+        "variant",
+        "status",
+        "started_at",
+        "duration_seconds",
+        "system",
+        "nar_size",
+        "flox_catalog",
+        "host",
+        "commit",
+    ]
+    list_filter = ["status", "system", "variant__branch"]
+    search_fields = ["variant__pname", "host", "commit", "outputs__store_path"]
     list_select_related = ["variant"]
     autocomplete_fields = ["variant"]
+    inlines = [BuildOutputInline]
+    fieldsets = [
+        (None, {"fields": ["variant", "status", "started_at", "duration_seconds"]}),
+        ("Where it ran", {"fields": ["host", "commit", "log_url", "system", "nixpkgs_rev"]}),
+        ("What it produced", {"fields": ["nar_size", "closure_size"]}),
+        (
+            "Where it was published",
+            {"fields": ["flox_catalog", "flox_package", "flox_version", "published_cache_url"]},
+        ),
+    ]
+
+
+@admin.register(BinaryCache)
+class BinaryCacheAdmin(admin.ModelAdmin):
+    """The caches `check-caches` asks; settings' BINARY_CACHES adds or updates rows by name."""
+
+    formfield_overrides = URL_HTTPS
+    list_display = ["name", "url", "priority", "enabled"]
+    list_editable = ["priority", "enabled"]
+
+
+@admin.register(CacheEntry)
+class CacheEntryAdmin(admin.ModelAdmin):
+    """Answers written by `check-caches`: read them here, do not type them."""
+
+    list_display = ["output", "cache", "present", "file_size", "checked_at", "error"]
+    list_filter = ["cache", "present"]
+    search_fields = ["output__store_path", "output__build__variant__pname"]
+    list_select_related = ["output", "cache"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(DocPage)

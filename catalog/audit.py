@@ -51,10 +51,20 @@ class BranchLint:
     imported: bool  # read from a repository: its findings are that repository's defects
     gates: bool  # its findings count against the audit's result (the exit code)
     findings: list  # lint.LintFinding, ordered by variant
+    # Variants whose impossible pairing an acknowledged claim records (the repository holds
+    # them so): their `arm-only-gpu` finding is shown and known, and does not gate.
+    recorded: frozenset = frozenset()
 
     @property
     def name(self) -> str:
         return f"{self.repository}:{self.branch}"
+
+    def is_recorded(self, finding: lint.LintFinding) -> bool:
+        return finding.rule == IMPOSSIBLE_RULE and finding.variant in self.recorded
+
+    @property
+    def gating(self) -> list[lint.LintFinding]:
+        return [f for f in self.findings if not self.is_recorded(f)] if self.gates else []
 
 
 @dataclass
@@ -73,7 +83,7 @@ class AuditResult:
 
     @property
     def gating_lint(self) -> list[lint.LintFinding]:
-        return [f for branch in self.lint if branch.gates for f in branch.findings]
+        return [f for branch in self.lint for f in branch.gating]
 
     @property
     def lint_count(self) -> int:
@@ -93,6 +103,8 @@ class CatalogueFacts:
     model_arch: dict  # GPU model name -> sm
     variant_names: dict  # (repository, branch) -> set of pnames
     counts: dict  # (repository, branch) -> number of variants
+    # (repository, branch) -> [(pname, why no machine runs it, and its missing PyTorch)]
+    impossible: dict = field(default_factory=dict)
 
 
 def _cpu_features(check: dict) -> set[str] | None:
@@ -214,6 +226,15 @@ def _isa_flags_problem(check: dict, facts: CatalogueFacts) -> str | None:
     return None
 
 
+def _impossible_pairing_problem(check: dict, facts: CatalogueFacts) -> str | None:
+    key = (check["repository"], check["branch"])
+    pairs = facts.impossible.get(key, [])
+    if not pairs:
+        return None
+    listed = " ".join(f"{pname}: {why}" for pname, why in pairs)
+    return f"{key[0]}:{key[1]} holds {len(pairs)} impossible pairing(s) — {listed}"
+
+
 # How each kind of seed claim is checked: kind -> (criteria, facts) -> problem or None.
 CLAIM_CHECKS: dict[str, Callable[[dict, CatalogueFacts], str | None]] = {
     "statement": _statement_problem,
@@ -224,7 +245,9 @@ CLAIM_CHECKS: dict[str, Callable[[dict, CatalogueFacts], str | None]] = {
     "name": _name_problem,
     "isa-slug": _isa_slug_problem,
     "isa-flags": _isa_flags_problem,
+    "impossible-pairing": _impossible_pairing_problem,
 }
+IMPOSSIBLE_RULE = "arm-only-gpu"  # the lint rule that finds an impossible pairing
 
 
 def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
@@ -256,7 +279,29 @@ def gather_facts() -> CatalogueFacts:
         model_arch=dict(GpuModel.objects.values_list("name", "architecture__sm")),
         variant_names=names,
         counts={(b.repository, b.name): b.n for b in Branch.objects.annotate(n=Count("variants"))},
+        impossible=impossible_pairings(),
     )
+
+
+def impossible_pairings() -> dict:
+    """(repository, branch) -> [(pname, reason)] for every variant no machine runs; a companion's
+    reason names the PyTorch it lacks."""
+    from catalog.models import Variant
+
+    found: dict = {}
+    variants = Variant.objects.filter(backend="cuda").exclude(gpu_arch__host_arch="")
+    for v in variants.select_related("branch__pytorch_branch", "gpu_arch", "cpu_isa"):
+        why = v.impossible_pairing
+        if not why:
+            continue
+        if v.library != "pytorch" and not v.depends_on_id:
+            target = v.branch.pytorch_branch or v.branch
+            name = naming.compose(
+                "pytorch", v.python_version, "cuda", v.cuda_version, v.gpu_arch.sm, v.cpu_isa.slug
+            )
+            why += f" No PyTorch {name} on {target.repository}:{target.name} to build against."
+        found.setdefault((v.branch.repository, v.branch.name), []).append((v.pname, why))
+    return found
 
 
 def _validation_findings() -> Iterator[Finding]:
@@ -295,6 +340,20 @@ def _stale_count(criteria: dict, facts: CatalogueFacts) -> bool:
     return expected is not None and facts.counts.get(key, 0) != expected
 
 
+def _stale_note(kind: str, criteria: dict) -> str:
+    expected = criteria["catalogue"] if kind == "count" else criteria.get("count")
+    return f" The recorded resolution expects {expected}."
+
+
+def _stale(kind: str, criteria: dict, facts: CatalogueFacts) -> bool:
+    if kind == "count":
+        return _stale_count(criteria, facts)
+    if kind == "impossible-pairing":
+        key = (criteria.get("repository"), criteria.get("branch"))
+        return len(facts.impossible.get(key, [])) != criteria.get("count")
+    return False
+
+
 GATES = ("seeded", "imported", "all", "none")  # or REPOSITORY:BRANCH
 
 
@@ -306,22 +365,25 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
     facts = gather_facts()
     findings, verified = [], []
     explained_counts = set()  # (repository, branch, stated count) an acknowledged claim explains
+    recorded = {}  # (repository, branch) -> the impossible pairings an acknowledged claim records
     for claim in SourceClaim.objects.all():
         criteria = claim.criteria or {}
         problem = evaluate_claim(claim.kind, criteria, facts)
         if problem is None:
             verified.append(Verified(claim.key, claim.subject, claim.statement, claim.source))
             continue
-        stale = claim.kind == "count" and _stale_count(criteria, facts)
+        stale = _stale(claim.kind, criteria, facts)
         if claim.kind == "count" and claim.acknowledged and not stale:
             explained_counts.add((criteria["repository"], criteria["branch"], criteria["count"]))
+        if claim.kind == "impossible-pairing" and claim.acknowledged and not stale:
+            key = (criteria["repository"], criteria["branch"])
+            recorded[key] = frozenset(pname for pname, _ in facts.impossible[key])
         findings.append(
             Finding(
                 key=claim.key,
                 kind=claim.kind,
                 subject=claim.subject,
-                message=problem
-                + (f" The recorded resolution expects {criteria['catalogue']}." if stale else ""),
+                message=problem + (_stale_note(claim.kind, criteria) if stale else ""),
                 source=claim.source,
                 statement=claim.statement,
                 resolution=claim.resolution,
@@ -347,7 +409,7 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
                 )
             )
     findings.extend(_validation_findings())
-    lint_branches = _lint_branches(branches, set(gate))
+    lint_branches = _lint_branches(branches, set(gate), recorded)
     return AuditResult(findings=findings, verified=verified, lint=lint_branches)
 
 
@@ -370,7 +432,7 @@ def _gates(branch: Branch, imported: bool, gate: set) -> bool:
     )
 
 
-def _lint_branches(branches: list[Branch], gate: set) -> list[BranchLint]:
+def _lint_branches(branches: list[Branch], gate: set, recorded: dict) -> list[BranchLint]:
     by_branch: dict = {}
     for finding in lint.lint(lint_records(), architecture_facts()):
         by_branch.setdefault((finding.repository, finding.branch), []).append(finding)
@@ -384,6 +446,7 @@ def _lint_branches(branches: list[Branch], gate: set) -> list[BranchLint]:
                 imported,
                 _gates(branch, imported, gate),
                 by_branch.get((branch.repository, branch.name), []),
+                recorded.get((branch.repository, branch.name), frozenset()),
             )
         )
     return result
@@ -393,22 +456,10 @@ def architecture_facts() -> dict[str, lint.ArchFacts]:
     """Each architecture's CUDA bounds and host CPU architecture, from its row."""
     from catalog.models import GpuArchitecture
 
-    facts, hosts = {}, None
-    for arch in GpuArchitecture.objects.all():
-        host = getattr(arch, "host_arch", None)
-        if host is None:
-            # Until GpuArchitecture has the field, its source row in architectures.toml says it.
-            hosts = _fixture_host_arches() if hosts is None else hosts
-            host = hosts.get(arch.sm, "")
-        facts[arch.sm] = lint.ArchFacts(arch.sm, arch.min_cuda, arch.max_cuda, host or "")
-    return facts
-
-
-def _fixture_host_arches() -> dict[str, str]:
-    from catalog.seeding import fixtures_dir, read_toml
-
-    rows = read_toml(fixtures_dir() / "catalogue" / "architectures.toml").get("architecture", [])
-    return {row["sm"]: row.get("host_arch", "") for row in rows if "sm" in row}
+    return {
+        arch.sm: lint.ArchFacts(arch.sm, arch.min_cuda, arch.max_cuda, arch.host_arch)
+        for arch in GpuArchitecture.objects.all()
+    }
 
 
 def lint_records() -> list[lint.VariantRecord]:

@@ -7,20 +7,34 @@ everyone, and browsers and proxies may keep it for CACHE_SECONDS. Every
 save or delete of a catalogue model bumps the version (signals below), which retires every cached
 fragment and ETag at once; nothing has to know which pages a write affects.
 
+Two versions make up the catalogue version. The *structure* version covers what variants
+exist and how they are built; the *status* version covers only build outcomes (a BuildRecord,
+a variant's `status`). A build record from CI bumps the status version alone, so whatever
+depends on structure only (the selector, filter choices, the wizard's snapshot, whose statuses
+are laid on top per status version) stays warm; pages that show statuses key on both.
+
 Bulk writes (`QuerySet.update`, `bulk_create`) send no signals: call `bump_version()` after them.
-The version lives in Django's default cache; with several server processes, configure a shared
-cache (e.g. Redis or the database cache) so a write in one retires the fragments of all.
+The version lives in its own cache (the `catalogue-version` alias, of the same kind as the
+default, holding nothing else) so that culling the fragments can never drop it (with Redis, the
+default cache, whose eviction policy spares it); with several server processes, configure a
+shared cache (REDIS_URL, or the file cache on one host) so a write in one retires the fragments
+of all. Every request reads the version from that cache, never from memory, and the in-process
+memo below is keyed by it: another process's write retires this one's memo at its next request.
+Keys are bounded: a whole response is cached per normalised query (single-valued parameters by
+their last value, as Django reads them), never per free-text search or per Host header.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.base import InvalidCacheBackendError
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
@@ -37,7 +51,8 @@ from catalog.models import (
     Variant,
 )
 
-VERSION_KEY = "catalogue:version"
+STRUCTURE_KEY = "catalogue:structure"
+STATUS_KEY = "catalogue:status"
 FRAGMENT_TIMEOUT = 24 * 3600  # a version's fragments are useless after a bump; let them expire
 CACHE_SECONDS = 60  # how long a client may reuse a page without asking (a write shows within it)
 KEPT_HEADERS = ("Content-Type", "Content-Disposition")
@@ -58,26 +73,78 @@ CATALOGUE_MODELS = (
 )
 
 
-def catalogue_version() -> str:
-    version = cache.get(VERSION_KEY)
+VERSION_CACHE = "catalogue-version"
+# Parameters that are free text: a response to one is not kept whole (each value would be a new
+# entry, and entries without bound push out the others).
+FREE_TEXT = frozenset({"q"})
+
+
+def version_store():
+    """The cache holding the versions: its own alias when configured, else the default."""
+    try:
+        return caches[VERSION_CACHE]
+    except InvalidCacheBackendError:
+        return cache
+
+
+def _version(key: str) -> str:
+    store = version_store()
+    version = store.get(key)
     if version is None:
-        cache.add(VERSION_KEY, uuid.uuid4().hex, None)
-        version = cache.get(VERSION_KEY)
+        # Lost (a cleared cache): a new version retires every fragment, which is always safe.
+        store.add(key, uuid.uuid4().hex, None)
+        version = store.get(key)
+    return version
+
+
+def structure_version() -> str:
+    """Changes with every write except build outcomes."""
+    return _version(STRUCTURE_KEY)
+
+
+def status_version() -> str:
+    """Changes with every build outcome (and with every structure change)."""
+    return _version(STATUS_KEY)
+
+
+def catalogue_version() -> str:
+    """Both versions: for whatever shows statuses."""
+    return f"{structure_version()}.{status_version()}"
+
+
+def bump_status(**_signal_kwargs) -> str:
+    version = uuid.uuid4().hex
+    version_store().set(STATUS_KEY, version, None)
     return version
 
 
 def bump_version(**_signal_kwargs) -> str:
+    """Retire everything: structure and status."""
     version = uuid.uuid4().hex
-    cache.set(VERSION_KEY, version, None)
+    version_store().set(STRUCTURE_KEY, version, None)
+    bump_status()
     return version
 
 
+def _bump_on_save(sender, update_fields=None, **kwargs):
+    # record_build saves a variant with update_fields=["status"]: a build outcome, not a
+    # change of what the variant is.
+    if sender is Variant and update_fields is not None and set(update_fields) <= STATUS_FIELDS:
+        bump_status()
+    else:
+        bump_version()
+
+
+STATUS_FIELDS = {"status"}
+STATUS_MODELS = (BuildRecord,)
 for _model in CATALOGUE_MODELS:
+    on_save = bump_status if _model in STATUS_MODELS else _bump_on_save
+    on_delete = bump_status if _model in STATUS_MODELS else bump_version
     post_save.connect(
-        bump_version, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}"
+        on_save, sender=_model, dispatch_uid=f"catalogue-version-save-{_model.__name__}"
     )
     post_delete.connect(
-        bump_version, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}"
+        on_delete, sender=_model, dispatch_uid=f"catalogue-version-delete-{_model.__name__}"
     )
 
 
@@ -85,15 +152,40 @@ def _digest(parts) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
-def normalised_query(request: HttpRequest, known: Collection[str]) -> list[tuple[str, str]]:
+def normalised_query(
+    request: HttpRequest, known: Collection[str], single: Collection[str] = ()
+) -> list[tuple[str, str]]:
     """The query's known, non-empty parameters in their order: what a response depends on.
     Unknown parameters (tracking tags, cache-busters) and empty fields change nothing, so they
-    neither reach the filters nor split the cache."""
-    return [(k, v) for k, values in request.GET.lists() if k in known for v in values if v != ""]
+    neither reach the filters nor split the cache. A `single`-valued parameter given several
+    times counts by its last value, the one Django's `QueryDict` reads, whatever the order."""
+    pairs = []
+    for k, values in request.GET.lists():
+        if k not in known:
+            continue
+        for v in values[-1:] if k in single else values:
+            if v != "":
+                pairs.append((k, v))
+    return pairs
+
+
+def free_text(pairs: list[tuple[str, str]]) -> bool:
+    """Whether the query holds free text (never cached whole)."""
+    return any(k in FREE_TEXT for k, _ in pairs)
 
 
 def query_key(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
+
+
+def _stored(key: str):
+    """The shared cache's entry for `key`, or None when it is missing or was written by other
+    code: an entry pickled by an earlier release may name a class that moved or no longer exists
+    (during a rolling deploy, or from a file cache kept across an upgrade); it is rendered anew."""
+    try:
+        return cache.get(key)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        return None
 
 
 def cached_response(
@@ -103,7 +195,7 @@ def cached_response(
     catalogue version (the current one unless given) and the given parts; a hit costs no query
     and no rendering."""
     key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
-    stored = _local.get(key) or cache.get(key)
+    stored = _local.get(key) or _stored(key)
     if stored is None:
         response = build()
         if response.status_code != 200:
@@ -122,12 +214,23 @@ def cached_response(
     return response
 
 
-def cached(name: str, build, *parts):
-    """`build()`'s result, cached for the current catalogue version and the given parts."""
-    key = f"catalogue:{catalogue_version()}:{name}:{_digest(parts)}"
-    value = cache.get(key)
+def cached(name: str, build, *parts, version: str | None = None):
+    """`build()`'s result, cached for the catalogue version (the current one unless given, e.g.
+    `structure_version()` for what shows no status) and the given parts."""
+    key = f"catalogue:{version or catalogue_version()}:{name}:{_digest(parts)}"
+    value = _stored(key)
     if value is None:
         value = build()
+        cache.set(key, value, FRAGMENT_TIMEOUT)
+    return value
+
+
+def by_content(name: str, build: Callable[[str], str], text: str) -> str:
+    """`build(text)`, cached by the text's hash (valid across catalogue versions)."""
+    key = f"content:{name}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    value = _stored(key)
+    if value is None:
+        value = build(text)
         cache.set(key, value, FRAGMENT_TIMEOUT)
     return value
 

@@ -92,16 +92,26 @@ def _cuda_bounds(r: VariantRecord, arch: ArchFacts | None, _files) -> str:
     return ""
 
 
+def impossible_pairing(sm: str, host_arch: str, isa: str) -> str:
+    """Why no machine pairs this GPU with this ISA ("" when one can): the GPU is built into a
+    system whose CPU is of another architecture. The one rule the catalogue, the audit, the
+    selector and the wizard share."""
+    isa_arch = vocabulary.ISA_ARCH.get(isa, "")
+    if not sm or not host_arch or not isa_arch or isa_arch == host_arch:
+        return ""
+    return (
+        f"{sm.upper()} is built into an {host_arch} system, so an {isa_arch} ISA ({isa}) "
+        "cannot run beside it."
+    )
+
+
 def _arm_only_gpu(r: VariantRecord, arch: ArchFacts | None, _files) -> str:
     if r.backend != "cuda" or arch is None or not arch.host_arch:
         return ""
-    isa_arch = vocabulary.ISA_ARCH.get(r.isa, "")
     host_platform = vocabulary.CPU_ARCHES[arch.host_arch].linux_platform
-    if isa_arch and isa_arch != arch.host_arch:
-        return (
-            f"{arch.sm.upper()} is built into an {arch.host_arch} system, so an {isa_arch} ISA "
-            f"({r.isa}) cannot run beside it."
-        )
+    reason = impossible_pairing(arch.sm, arch.host_arch, r.isa)
+    if reason:
+        return reason
     foreign = [p for p in r.platforms if p != host_platform]
     if foreign:
         return (

@@ -8,8 +8,10 @@
   had come with a Content-Length (Django reads nothing of a body without one).
 
 It also answers Django's own limits (DATA_UPLOAD_MAX_NUMBER_FIELDS, …_NUMBER_FILES,
-…_MEMORY_SIZE), raised when a view reads the form, in the same way: a JSON error body under
-/api/, a plain-text page elsewhere.
+…_MEMORY_SIZE) and bodies Django cannot read (a multipart body without a usable boundary, a form
+not in UTF-8, a body that ended early), raised when a view reads the form, in the same way: a
+JSON error body under /api/, a plain-text page elsewhere. A chunked body whose connection ends
+before its last chunk (gunicorn raises NoMoreData, an OSError) is a 400, not a 500.
 """
 
 from __future__ import annotations
@@ -18,12 +20,26 @@ import io
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.handlers.wsgi import LimitedStream
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.http.multipartparser import MultiPartParserError
 
 API_PREFIX = "/api/"
 READ_CHUNK = 64 * 1024
+
+
+TRUNCATED = "The request body ended before its end (the connection closed mid-body)."
+UNREADABLE = {
+    MultiPartParserError: "The multipart body cannot be read: send a boundary of 1 to 70 "
+    "characters in the Content-Type, and the parts it separates.",
+    UnreadablePostError: TRUNCATED,
+}
 
 
 def limit_response(request: HttpRequest, status: int, message: str) -> HttpResponse:
@@ -74,7 +90,10 @@ class RequestBodyLimitMiddleware:
         # sets wsgi.input_terminated) can be read to its end without waiting for the client.
         if not request.META.get("wsgi.input_terminated"):
             return limit_response(request, 411, "Send the request body with a Content-Length.")
-        body = read_bounded(request.META["wsgi.input"], self.limit)
+        try:
+            body = read_bounded(request.META["wsgi.input"], self.limit)
+        except (OSError, ValueError):  # gunicorn's NoMoreData, ChunkMissingTerminator, …
+            return limit_response(request, 400, TRUNCATED)
         if body is None:
             return limit_response(request, 413, too_large_message(self.limit))
         request.META["CONTENT_LENGTH"] = str(len(body))
@@ -92,4 +111,9 @@ class RequestBodyLimitMiddleware:
         if isinstance(exception, TooManyFilesSent):
             files = settings.DATA_UPLOAD_MAX_NUMBER_FILES
             return limit_response(request, 400, f"The request has more than {files:,} files.")
+        for kind, message in UNREADABLE.items():
+            if isinstance(exception, kind):
+                return limit_response(request, 400, message)
+        if isinstance(exception, BadRequest):  # e.g. a form in another charset than UTF-8
+            return limit_response(request, 400, str(exception)[:300])
         return None

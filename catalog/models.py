@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.urls import reverse
 
-from catalog import hardware, naming, vocabulary
+from catalog import hardware, lint, naming, vocabulary
 
 REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
@@ -26,19 +27,14 @@ CPU_ARCHES = vocabulary.choices(vocabulary.CPU_ARCHES)
 BLAS_CHOICES = vocabulary.choices(vocabulary.BLAS)
 BACKEND_BLAS = {key: set(b.blas) for key, b in vocabulary.BACKENDS.items()}
 ORIGINS = [("seeded", "Seeded"), ("imported", "Imported")]
-STATUSES = [
-    ("planned", "Planned"),
-    ("recipe", "Recipe"),
-    ("building", "Building"),
-    ("built", "Built"),
-    ("failed", "Failed"),
-    ("published", "Published"),
-]
+STATUSES = vocabulary.choices(vocabulary.STATUSES)
 # Libraries a recipe can switch off; each ISA / architecture rule names the ones it needs off.
 DISABLEABLE_FEATURES = tuple(vocabulary.FEATURES)
 # cuDNN 9.11 dropped GPUs below compute capability 7.5 (seeds: SM61 notes).
 CUDNN_DROPS_PRE_TURING_FROM = (9, 11)
 CUDNN_MIN_COMPUTE_CAPABILITY = (7, 5)
+# Sizes in bytes are bounded (1 PiB), so a typo cannot store a number no page can show.
+MAX_BYTES = 2**50
 
 
 class SafeNames:
@@ -95,6 +91,14 @@ class GpuArchitecture(models.Model):
     min_cuda = models.CharField("minimum CUDA", max_length=10)
     max_cuda = models.CharField(
         "last CUDA", max_length=10, blank=True, help_text="newest CUDA that still targets it"
+    )
+    host_arch = models.CharField(
+        "host CPU architecture",
+        max_length=10,
+        choices=CPU_ARCHES,
+        blank=True,
+        help_text="the CPU of the system the GPU is built into (DRIVE Thor, DGX Spark); "
+        "blank: any host",
     )
     features = models.TextField(blank=True)
     notes = models.TextField(blank=True)
@@ -427,6 +431,14 @@ class Variant(SafeNames, models.Model):
             self.cpu_isa.slug if self.cpu_isa_id else "",
         )
 
+    @property
+    def impossible_pairing(self) -> str:
+        """Why no machine runs this variant ("" when one can): a GPU built into a system whose
+        CPU is not the ISA's architecture (catalog/lint.py)."""
+        if self.backend != "cuda" or not self.gpu_arch_id or not self.cpu_isa_id:
+            return ""
+        return lint.impossible_pairing(self.gpu_arch.sm, self.gpu_arch.host_arch, self.cpu_isa.slug)
+
     def required_disabled_features(self) -> set[str]:
         """What the hardware rules force off: the ISA's list, and cuDNN below SM75."""
         needed = set(self.cpu_isa.disabled_libraries) if self.cpu_isa_id else set()
@@ -559,6 +571,9 @@ class Variant(SafeNames, models.Model):
             if self.depends_on_id:
                 err("depends_on", "A PyTorch variant does not depend on another variant.")
         elif not self.depends_on_id:
+            if self.impossible_pairing:
+                # Its PyTorch cannot exist for the same reason; the audit reports both.
+                return
             err(
                 "depends_on",
                 f"A {self.library} variant must name the PyTorch variant it is built against.",
@@ -597,7 +612,7 @@ class Variant(SafeNames, models.Model):
 
 
 class BuildRecord(models.Model):
-    STATUSES = [("building", "Building"), ("built", "Built"), ("failed", "Failed")]
+    STATUSES = [(k, label) for k, label in STATUSES if k in vocabulary.BUILD_STATUSES]
     variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="builds")
     status = models.CharField(max_length=10, choices=STATUSES)
     started_at = models.DateTimeField()
@@ -605,6 +620,21 @@ class BuildRecord(models.Model):
     host = models.CharField(max_length=120, blank=True)
     commit = models.CharField(max_length=40, blank=True)
     log_url = models.URLField(blank=True)
+    # What the build produced and where it went (outputs: BuildOutput rows).
+    system = models.CharField(max_length=20, blank=True, choices=PLATFORMS)
+    nixpkgs_rev = models.CharField(max_length=40, blank=True, help_text="nixpkgs commit built on")
+    nar_size = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(MAX_BYTES)], help_text="bytes"
+    )
+    closure_size = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(MAX_BYTES)], help_text="bytes"
+    )
+    flox_catalog = models.CharField(
+        max_length=80, blank=True, help_text="Flox catalog organisation it was published to"
+    )
+    flox_package = models.CharField(max_length=120, blank=True)
+    flox_version = models.CharField(max_length=80, blank=True)
+    published_cache_url = models.URLField(blank=True, help_text="binary cache it was pushed to")
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -612,6 +642,93 @@ class BuildRecord(models.Model):
 
     def __str__(self):
         return f"{self.variant.pname} {self.status} {self.started_at:%Y-%m-%d %H:%M}"
+
+    def clean(self):
+        errors = {}
+        if self.nixpkgs_rev and not naming.GIT_HASH_RE.fullmatch(self.nixpkgs_rev):
+            errors["nixpkgs_rev"] = "The nixpkgs revision must be a git hash (4 to 40 hex digits)."
+        for name in ("flox_catalog", "flox_package", "flox_version"):
+            value = getattr(self, name)
+            if value and (reason := naming.unsafe_name_reason(value)):
+                errors[name] = reason
+        if (self.flox_package or self.flox_version) and not self.flox_catalog:
+            errors["flox_catalog"] = "Name the Flox catalog organisation the package went to."
+        if errors:
+            raise ValidationError(errors)
+
+
+class BuildOutput(models.Model):
+    """One Nix store path a build produced (a build can have several outputs)."""
+
+    build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="outputs")
+    store_path = models.CharField(max_length=260)
+
+    class Meta:
+        ordering = ["build", "store_path"]
+        constraints = [
+            models.UniqueConstraint(fields=["build", "store_path"], name="unique_build_output")
+        ]
+
+    def __str__(self):
+        return self.store_path
+
+    def clean(self):
+        try:
+            naming.parse_store_path(self.store_path)
+        except naming.InvalidName as exc:
+            raise ValidationError({"store_path": str(exc)}) from None
+
+    @property
+    def store_hash(self) -> str:
+        return naming.parse_store_path(self.store_path).hash
+
+
+class BinaryCache(models.Model):
+    """A Nix binary cache that `check-caches` asks; configured in settings or the admin."""
+
+    name = models.SlugField(max_length=60, unique=True)
+    url = models.URLField(unique=True, help_text="e.g. https://cache.example.org")
+    # Nix's convention: a lower priority number is preferred.
+    priority = models.PositiveSmallIntegerField(default=50)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["priority", "name"]
+        verbose_name_plural = "binary caches"
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValidationError({"url": "A binary cache URL must be http:// or https://."})
+
+
+class CacheEntry(models.Model):
+    """The last answer a binary cache gave for one output.
+
+    `present`, the sizes and `checked_at` are the last definitive answer (200 or 404); a check
+    that failed (timeout, 5xx, garbled narinfo) only sets `error` and `error_at`, so pages keep
+    showing the last known state with its age."""
+
+    output = models.ForeignKey(BuildOutput, on_delete=models.CASCADE, related_name="cache_entries")
+    cache = models.ForeignKey(BinaryCache, on_delete=models.CASCADE, related_name="entries")
+    present = models.BooleanField(null=True)
+    file_size = models.PositiveBigIntegerField(null=True, blank=True)
+    nar_size = models.PositiveBigIntegerField(null=True, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    present_since = models.DateTimeField(null=True, blank=True, help_text="first seen present")
+    error = models.CharField(max_length=200, blank=True)
+    error_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["output", "cache"], name="unique_cache_entry")
+        ]
+        verbose_name_plural = "cache entries"
+
+    def __str__(self):
+        return f"{self.output} in {self.cache}: {self.present}"
 
 
 class DocPage(models.Model):
@@ -648,6 +765,7 @@ class SourceClaim(models.Model):
         ("isa-slug", "ISA slug"),
         ("isa-flags", "ISA compiler flags"),
         ("statement", "contradiction between statements"),
+        ("impossible-pairing", "pairings no machine runs"),
     ]
     key = models.SlugField(max_length=80, unique=True)
     kind = models.CharField(max_length=20, choices=KINDS)

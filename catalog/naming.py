@@ -13,6 +13,7 @@ the same thing everywhere. Pure Python: no Django import.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from catalog import vocabulary
@@ -223,7 +224,7 @@ def cuda_set_attr(cuda_version: str) -> str:
 
 def recipe_path(pname: str) -> str:
     """Where a variant's recipe lives inside a build repo checkout."""
-    return f".flox/pkgs/{pname}.nix"
+    return f"{vocabulary.PKGS_DIR}/{pname}.nix"
 
 
 MAX_RECIPE_PATH = 255  # Variant.recipe_path holds this many
@@ -280,3 +281,107 @@ def parse_lenient(name: str) -> NameParts | None:
 def isa_slug(written: str) -> str:
     """An ISA as recipes and names write it -> its slug: 'armv8.2' -> 'armv8_2'."""
     return (written or "").strip().lower().replace(".", "_").replace("-", "_")
+
+
+# --- Nix store paths ---------------------------------------------------------------------------
+_STORE_PATH_RE = re.compile(
+    rf"^{re.escape(vocabulary.NIX_STORE_DIR)}/"
+    rf"(?P<hash>[{vocabulary.NIX_BASE32}]{{{vocabulary.NIX_HASH_LENGTH}}})-"
+    rf"(?P<name>[{vocabulary.NIX_NAME_CHARS}]{{1,{vocabulary.NIX_NAME_MAX}}})$"
+)
+
+
+@dataclass(frozen=True)
+class StorePath:
+    hash: str
+    name: str
+
+
+def parse_store_path(path: str) -> StorePath:
+    """`/nix/store/<32 base-32 characters>-<name>` split into hash and name; InvalidName if not."""
+    match = _STORE_PATH_RE.match(path) if isinstance(path, str) else None
+    if not match or match["name"].startswith("."):
+        raise InvalidName(
+            f"{str(path)[:80]!r} is not a Nix store path: "
+            f"{vocabulary.NIX_STORE_DIR}/<{vocabulary.NIX_HASH_LENGTH} base-32 characters>-<name>."
+        )
+    return StorePath(match["hash"], match["name"])
+
+
+def narinfo_url(cache_url: str, store_hash: str) -> str:
+    """Where a binary cache answers for one store path: `{cache}/{hash}.narinfo`."""
+    return f"{cache_url.rstrip('/')}/{store_hash}{vocabulary.NARINFO_SUFFIX}"
+
+
+GIT_HASH_RE = re.compile(r"[0-9a-fA-F]{4,40}")
+
+
+# -- Names people write for a GPU architecture or a CPU ISA -----------------------------------
+# Every door (the wizard, /api/recommend, which-variant, the matrix's filters, the selector)
+# reads a written GPU or ISA through these, so a name the site shows anywhere is accepted
+# everywhere: 'sm90', 'SM90', 'sm_90', '9.0', 'Hopper', 'H100'; 'avx512', 'AVX-512'.
+
+
+@dataclass(frozen=True)
+class Named:
+    """A slug and the names the site shows for it (for 'sm90': 'Hopper', 'H100', …)."""
+
+    slug: str
+    names: tuple[str, ...] = ()
+
+
+_SM_WRITTEN = re.compile(r"sm[_ ]?(\d{2,3})[af]?")
+_CC_WRITTEN = re.compile(r"(\d{1,2})\.(\d)[af]?")
+
+
+def name_key(text: str) -> str:
+    """What written names are compared by: case, spaces, '-', '_' and '.' do not count."""
+    return re.sub(r"[\s\-_.]+", "", text or "").lower()
+
+
+def resolve_name(text: str, known: Iterable[Named]) -> tuple[str, ...]:
+    """The slugs whose slug or one of whose names is `text`, as written anywhere; () if none.
+    Several when a name is shared (the family 'Blackwell' names four GPU architectures)."""
+    key = name_key(text)
+    if not key:
+        return ()
+    return tuple(n.slug for n in known if key in {name_key(s) for s in (n.slug, *n.names)})
+
+
+def resolve_gpu(text: str, known: Iterable[Named]) -> tuple[str, ...]:
+    """The GPU architectures (SM slugs) a written GPU stands for: an SM in any spelling
+    ('sm90', 'SM90', 'sm_90', 'sm_90a'), a compute capability ('9.0') — these stand for
+    themselves, catalogued or not — or a family, label, GPU model or alias ('Hopper', 'H100')."""
+    written = (text or "").strip().lower()
+    sm = _SM_WRITTEN.fullmatch(written)
+    if sm:
+        return (f"sm{sm[1]}",)
+    cc = _CC_WRITTEN.fullmatch(written)
+    if cc:
+        return (f"sm{int(cc[1])}{cc[2]}",)
+    return resolve_name(written, known)
+
+
+# A branch is written one way in links, forms, the selector and the API: "<repository>/<branch>".
+# Older spellings ("build-pytorch:main") are read, and a bare branch name is its repository's
+# when only one repository has it.
+BRANCH_SEPARATOR = "/"
+OLD_BRANCH_SEPARATORS = (":",)
+
+
+def branch_key(repository: str, branch: str) -> str:
+    return f"{repository}{BRANCH_SEPARATOR}{branch}"
+
+
+def canonical_branch(value: str, known: Iterable[str] = ()) -> str:
+    """`value` written as "<repository>/<branch>": an old separator replaced, a bare name
+    qualified when exactly one of the `known` keys has it; otherwise `value` unchanged."""
+    for old in OLD_BRANCH_SEPARATORS:
+        repository, sep, branch = value.partition(old)
+        if sep and repository and branch and BRANCH_SEPARATOR not in value:
+            return branch_key(repository, branch)
+    if BRANCH_SEPARATOR not in value:
+        owners = [k for k in known if k.rpartition(BRANCH_SEPARATOR)[2] == value]
+        if len(owners) == 1:
+            return owners[0]
+    return value

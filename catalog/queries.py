@@ -8,10 +8,12 @@ from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from catalog import naming, vocabulary
+from catalog.availability import NOT_BUILT, Estimate, Summary, estimate, nearest, summarise
 from catalog.models import (
     LIBRARIES,
     Branch,
     BuildRecord,
+    CacheEntry,
     CpuIsa,
     DocPage,
     GpuArchitecture,
@@ -98,7 +100,20 @@ def variant_companions(variant: Variant) -> QuerySet[Variant]:
 
 
 def variant_builds(variant: Variant) -> QuerySet[BuildRecord]:
-    return BuildRecord.objects.filter(variant=variant)
+    return BuildRecord.objects.filter(variant=variant).prefetch_related("outputs")
+
+
+def variant_availability(variant: Variant) -> dict:
+    """What the availability partial shows: the summary and, when the variant is cached
+    nowhere, the nearest cached stand-in and the branch's build-time estimate."""
+    summary = availability([variant.pk]).get(variant.pk, NOT_BUILT)
+    if summary.cached:
+        return {"availability": summary, "stand_in": None, "estimate": None}
+    return {
+        "availability": summary,
+        "stand_in": nearest_cached(variant),
+        "estimate": build_estimate(variant.branch_id),
+    }
 
 
 def architectures_overview() -> QuerySet[GpuArchitecture]:
@@ -125,21 +140,23 @@ def isas_overview() -> QuerySet[CpuIsa]:
     ).order_by(*ISA_ORDER)
 
 
-def variants_by_branch(**filters: object) -> list[tuple[Branch, list[Variant]]]:
-    """Variants matching `filters`, grouped per branch: [(branch, [variants])], branch order."""
-    variants = (
-        Variant.objects.filter(**filters)
-        .select_related("branch", "gpu_arch", "cpu_isa")
-        .order_by(
-            "branch__repository",
-            "branch__preference",
-            "branch__name",
-            "library",
-            "gpu_arch__arch_number",
-            "cpu_isa__rank",
-            "cuda_version",
-            "pname",
-        )
+def variants_by_branch(
+    branch_ids: Iterable[int] | None = None, **filters: object
+) -> list[tuple[Branch, list[Variant]]]:
+    """Variants matching `filters` (on the given branches only, when given), grouped per branch:
+    [(branch, [variants])], branch order."""
+    matching = Variant.objects.filter(**filters)
+    if branch_ids is not None:
+        matching = matching.filter(branch_id__in=list(branch_ids))
+    variants = matching.select_related("branch", "gpu_arch", "cpu_isa").order_by(
+        "branch__repository",
+        "branch__preference",
+        "branch__name",
+        "library",
+        "gpu_arch__arch_number",
+        "cpu_isa__rank",
+        "cuda_version",
+        "pname",
     )
     groups = []
     for v in variants:
@@ -235,32 +252,93 @@ def matrix_choices() -> dict:
     }
 
 
+def branch_ids_of(variants: QuerySet[Variant]) -> list[int]:
+    """The branches these variants are on, in the matrix's branch order: one query."""
+    branches = Branch.objects.filter(id__in=variants.order_by().values("branch_id"))
+    return list(branches.order_by("repository", "preference", "name").values_list("id", flat=True))
+
+
+def planned_variant_ids() -> tuple[int, ...]:
+    """The variants whose status is "planned": the one status the audit's lint reads."""
+    planned = Variant.objects.filter(status="planned").order_by("pk")
+    return tuple(planned.values_list("pk", flat=True))
+
+
 # --- The "which variant?" engine's catalogue (catalog/wizard/views.py, which-variant) -------
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 
 
-def _build_recommend_catalogue() -> Catalogue:
-    return Catalogue.from_objects(
-        variants=Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").order_by("pk"),
+def _recommend_variant_rows() -> list[tuple]:
+    """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order): only the columns the
+    engine reads, as tuples, so no model instance (nor JSON field) is built."""
+    rows = Variant.objects.order_by("pk").values_list(
+        "pname",
+        "branch__repository",
+        "branch__name",
+        "library",
+        "backend",
+        "platform",
+        "python_version",
+        "cuda_version",
+        "gpu_arch__sm",
+        "cpu_isa__slug",
+        "status",
+    )
+    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", row[10]) for row in rows]
+
+
+def _build_recommend_rows(status_version: str) -> dict:
+    small = Catalogue.from_objects(
+        variants=[],
         branches=Branch.objects.order_by("repository", "preference", "name"),
         architectures=GpuArchitecture.objects.all(),
         gpu_models=GpuModel.objects.select_related("architecture").order_by("pk"),
         isas=CpuIsa.objects.all(),
     )
+    return {
+        **small.to_rows(),
+        "variants": tuple(_recommend_variant_rows()),
+        "status_version": status_version,
+    }
+
+
+def _recommend_statuses() -> tuple:
+    return tuple(Variant.objects.order_by("pk").values_list("status", flat=True))
 
 
 def recommend_catalogue() -> Catalogue:
-    """The engine's snapshot of the catalogue (plain records), built with 5 queries and cached
-    per catalogue version (catalog.cache), so every write retires it; kept in-process too."""
+    """The engine's snapshot of the catalogue (plain records), built with 5 narrow queries and
+    cached as plain tuples per structure version (a build outcome does not retire it). When
+    build outcomes came since, the current statuses are laid on top (one one-column query,
+    cached per status version). Kept in-process per full version."""
     from catalog import cache
 
-    version = cache.catalogue_version()
-    if _RECOMMEND_MEMO.get("version") != version:
-        _RECOMMEND_MEMO["catalogue"] = cache.cached(
-            "recommend-catalogue", _build_recommend_catalogue
+    structure, status = cache.structure_version(), cache.status_version()
+    if _RECOMMEND_MEMO.get("version") == (structure, status):
+        return _RECOMMEND_MEMO["catalogue"]
+    if _RECOMMEND_MEMO.get("structure") != structure:
+        rows = cache.cached(
+            "recommend-rows", lambda: _build_recommend_rows(status), version=structure
         )
-        _RECOMMEND_MEMO["version"] = version
-    return _RECOMMEND_MEMO["catalogue"]
+        _RECOMMEND_MEMO.update(
+            structure=structure, base=Catalogue.from_rows(rows), built_at=rows["status_version"]
+        )
+    catalogue = _RECOMMEND_MEMO["base"]
+    if _RECOMMEND_MEMO["built_at"] != status:
+        statuses = cache.cached("recommend-statuses", _recommend_statuses, version=status)
+        if len(statuses) == len(catalogue.variants):
+            catalogue = catalogue.with_statuses(statuses)
+        else:  # rows written without a version bump (bulk writes): read everything again
+            catalogue = Catalogue.from_rows(_build_recommend_rows(status))
+    _RECOMMEND_MEMO.update(version=(structure, status), catalogue=catalogue)
+    return catalogue
+
+
+def written_names() -> dict[str, tuple]:
+    """Every name the site shows for each GPU architecture and CPU ISA, for catalog.naming's
+    resolvers (from the engine's snapshot, so cached the same way)."""
+    catalogue = recommend_catalogue()
+    return {"gpu": catalogue.gpu_names(), "isa": catalogue.isa_names()}
 
 
 def branch_sources(branch: Branch) -> dict:
@@ -302,6 +380,7 @@ def selector_records() -> list[dict]:
             cuda=F("cuda_version"),
             sm=F("gpu_arch__sm"),
             arch_number=F("gpu_arch__arch_number"),
+            host_arch=F("gpu_arch__host_arch"),
             gpu_name=F("gpu_arch__name"),
             gpu_models=F("gpu_arch__short_models"),
             isa=F("cpu_isa__slug"),
@@ -329,9 +408,14 @@ def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
     )
 
 
-def compare_candidates(variant: Variant) -> QuerySet[Variant]:
+OTHER_BRANCHES_SHOWN = 30  # of the same build on other branches, the preferred ones
+
+
+def compare_candidates(variant: Variant) -> list[Variant]:
     """Variants worth comparing with `variant`: on its branch with its GPU architecture (or, for
-    GPU-less builds, its platform), and the same build on other branches."""
+    GPU-less builds, its platform), and the same build on at most OTHER_BRANCHES_SHOWN other
+    branches (their number grows with every release; a branch's own variants do not). Two
+    queries, whatever the catalogue's size."""
     hardware = (
         Q(gpu_arch_id=variant.gpu_arch_id) if variant.gpu_arch_id else Q(platform=variant.platform)
     )
@@ -341,9 +425,269 @@ def compare_candidates(variant: Variant) -> QuerySet[Variant]:
         gpu_arch_id=variant.gpu_arch_id,
         cpu_isa_id=variant.cpu_isa_id,
     )
-    return (
-        Variant.objects.filter((Q(branch_id=variant.branch_id) & hardware) | same_build)
-        .exclude(pk=variant.pk)
-        .select_related("branch")
-        .order_by(*MATRIX_ORDER)
+    candidates = Variant.objects.exclude(pk=variant.pk).select_related("branch")
+    here = candidates.filter(Q(branch_id=variant.branch_id) & (hardware | same_build))
+    elsewhere = candidates.filter(same_build).exclude(branch_id=variant.branch_id)
+    return sorted(  # stable: each branch's variants keep the matrix's order
+        [*here.order_by(*MATRIX_ORDER), *elsewhere.order_by(*MATRIX_ORDER)[:OTHER_BRANCHES_SHOWN]],
+        key=lambda v: (v.branch.repository, v.branch.preference, v.branch.name),
     )
+
+
+# --- The site search's index (catalog/browse/search.py) ------------------------------------------
+_SEARCH_MEMO: dict = {}  # {"version": ..., "index": ...}: this process's copy
+
+
+def search_index():
+    """The search index for the current catalogue version: built from the engine's snapshot and
+    the guides once per version in each process (a write retires it), never per query."""
+    from catalog import cache
+    from catalog.browse import search
+
+    version = cache.catalogue_version()
+    if _SEARCH_MEMO.get("version") != version:
+        architectures = [
+            search.ArchitectureText(sm, label, models)
+            for sm, label, models in GpuArchitecture.objects.values_list(
+                "sm", "label", "short_models"
+            )
+        ]
+        guides = [
+            search.GuideText(*row) for row in DocPage.objects.values_list("slug", "title", "body")
+        ]
+        _SEARCH_MEMO["index"] = search.build_index(recommend_catalogue(), architectures, guides)
+        _SEARCH_MEMO["version"] = version
+    return _SEARCH_MEMO["index"]
+
+
+# --- The build answer: status first, then the commands (partials/build_answer.html) --------------
+
+
+def build_answer(repository: str, branch: str, pname: str, status: str = "", org: str = "") -> dict:
+    """What every place that names a build with commands shows: its status and what that means,
+    the nearest variant further along when it is not built, and the commands."""
+    from django.urls import reverse
+
+    from catalog import build_commands
+    from catalog.models import STATUSES
+
+    catalogue = recommend_catalogue()
+    by_name = catalogue.memo(
+        "variants-by-name", lambda c: {(v.repository, v.branch, v.pname): v for v in c.variants}
+    )
+    record = by_name.get((repository, branch, pname))
+    status = status or (record.status if record else "")
+    found = build_commands.nearest_further(record, catalogue.variants) if record else None
+    nearest = None
+    if found:
+        other, diffs = found
+        nearest = {
+            "pname": other.pname,
+            "status": other.status,
+            "url": reverse("catalog:variant", args=[other.repository, other.branch, other.pname]),
+            "difference": "; ".join(diffs) or "the same fields",
+        }
+    return {
+        "status": status,
+        "status_label": dict(STATUSES).get(status, status),
+        "note": build_commands.STATUS_NOTES.get(status, ""),
+        "built": build_commands.PROGRESS.get(status, 0) >= build_commands.BUILT,
+        "nearest": nearest,
+        "url": reverse("catalog:variant", args=[repository, branch, pname]),
+        "org": org,
+        "commands": build_commands.variant_commands(
+            repository, branch, pname, org or build_commands.DEFAULT_ORG
+        ),
+    }
+
+
+def branch_keys() -> list[str]:
+    """Every branch as "<repository>/<branch>" (from the engine's snapshot, cached per version)."""
+    return recommend_catalogue().memo(
+        "branch-keys", lambda c: [naming.branch_key(b.repository, b.name) for b in c.branches]
+    )
+
+
+# --- built, published, cached (catalog.availability holds the rules) --------------------------
+BUILD_SUMMARY_FIELDS = (
+    "id",
+    "variant_id",
+    "started_at",
+    "nar_size",
+    "closure_size",
+    "flox_catalog",
+    "flox_package",
+    "flox_version",
+    "published_cache_url",
+)
+ENTRY_FIELDS = (
+    "output__build_id",
+    "cache__name",
+    "cache__url",
+    "cache__priority",
+    "present",
+    "file_size",
+    "nar_size",
+    "checked_at",
+    "present_since",
+    "error",
+)
+
+
+MAX_ID_PARAMETERS = 900
+
+
+def availability(variant_ids: Iterable[int] | None = None) -> dict[int, Summary]:
+    """Each listed variant's build summary (all variants when None); variants never built are
+    left out (callers use availability.NOT_BUILT). Two queries: built records with their output
+    counts, then the cache entries of each variant's latest build with outputs."""
+    builds = BuildRecord.objects.filter(status="built")
+    wanted_ids = None if variant_ids is None else set(variant_ids)
+    # A page's worth goes in the query; a whole listing reads every built record instead of
+    # sending thousands of parameters (SQLite caps them), then keeps the listed ones.
+    if wanted_ids is not None and len(wanted_ids) <= MAX_ID_PARAMETERS:
+        builds = builds.filter(variant_id__in=wanted_ids)
+    rows = (
+        builds.annotate(outputs_count=Count("outputs"))
+        .order_by("variant_id", "-started_at", "-id")
+        .values(*BUILD_SUMMARY_FIELDS, "outputs_count")
+    )
+    by_variant: dict[int, list[dict]] = {}
+    for row in rows:
+        if wanted_ids is None or row["variant_id"] in wanted_ids:
+            by_variant.setdefault(row["variant_id"], []).append(row)
+    if not by_variant:
+        return {}
+    counts = {row["id"]: row["outputs_count"] for rows in by_variant.values() for row in rows}
+    latest_with_outputs = {
+        variant_id: next((r["id"] for r in rows if r["outputs_count"]), None)
+        for variant_id, rows in by_variant.items()
+    }
+    wanted = {build_id for build_id in latest_with_outputs.values() if build_id}
+    entries: dict[int, list[dict]] = {}
+    if wanted:
+        entry_rows = CacheEntry.objects.values(*ENTRY_FIELDS)
+        if len(wanted) <= MAX_ID_PARAMETERS:
+            entry_rows = entry_rows.filter(output__build_id__in=wanted)
+        for entry in entry_rows:
+            if entry["output__build_id"] in wanted:
+                entries.setdefault(entry["output__build_id"], []).append(entry)
+    return {
+        variant_id: summarise(rows, counts, entries.get(latest_with_outputs[variant_id], []))
+        for variant_id, rows in by_variant.items()
+    }
+
+
+def cached_variant_ids() -> list[int]:
+    return sorted(vid for vid, summary in availability().items() if summary.cached)
+
+
+def build_estimate(branch_id: int) -> Estimate:
+    """The branch's recorded build durations, summarised (one query)."""
+    durations = BuildRecord.objects.filter(
+        variant__branch_id=branch_id, status="built", duration_seconds__isnull=False
+    ).values_list("duration_seconds", flat=True)
+    return estimate(list(durations))
+
+
+def _stand_in_row(row: dict) -> dict:
+    cc = row["gpu_arch__compute_capability"]
+    return {
+        "id": row["id"],
+        "pname": row["pname"],
+        "branch_id": row["branch_id"],
+        "library": row["library"],
+        "backend": row["backend"],
+        "platform": row["platform"],
+        "python": row["python_version"],
+        "family": row["gpu_arch__name"],
+        "cc": tuple(int(p) for p in cc.split(".")[:2]) if cc else None,
+        "isa_arch": row["cpu_isa__arch"],
+        "isa_rank": row["cpu_isa__rank"],
+    }
+
+
+STAND_IN_FIELDS = (
+    "id",
+    "pname",
+    "branch_id",
+    "library",
+    "backend",
+    "platform",
+    "python_version",
+    "gpu_arch__name",
+    "gpu_arch__compute_capability",
+    "cpu_isa__arch",
+    "cpu_isa__rank",
+)
+
+
+def nearest_cached(variant: Variant, cached_ids: list[int] | None = None) -> Variant | None:
+    """The cached variant that runs where `variant` would (catalog.availability.nearest)."""
+    cached_ids = cached_variant_ids() if cached_ids is None else cached_ids
+    if not cached_ids:
+        return None
+    fields = Variant.objects.filter(pk=variant.pk).values(*STAND_IN_FIELDS).first()
+    if fields is None:
+        return None
+    candidates = Variant.objects.filter(
+        pk__in=cached_ids,
+        library=variant.library,
+        backend=variant.backend,
+        platform=variant.platform,
+        python_version=variant.python_version,
+    ).values(*STAND_IN_FIELDS)
+    found = nearest(_stand_in_row(fields), (_stand_in_row(row) for row in candidates))
+    if found is None:
+        return None
+    return Variant.objects.select_related("branch").get(pk=found["id"])
+
+
+def availability_json(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], dict]:
+    """For each (repository, branch, pname): the /api/variants availability fields, and, when
+    it is cached nowhere, `nearest_cached` and `build_estimate` — for the JSON answers."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return {}
+    q = Q(pk__in=[])
+    for repository, branch, pname in keys:
+        q |= Q(branch__repository=repository, branch__name=branch, pname=pname)
+    variants = {
+        (v.branch.repository, v.branch.name, v.pname): v
+        for v in Variant.objects.filter(q).select_related("branch")
+    }
+    summaries = availability(v.pk for v in variants.values())
+    cached_ids: list[int] | None = None
+    found = {}
+    for key, variant in variants.items():
+        summary = summaries.get(variant.pk, NOT_BUILT)
+        fields = summary.as_json()
+        if not summary.cached:
+            if cached_ids is None:
+                cached_ids = cached_variant_ids()
+            stand_in = nearest_cached(variant, cached_ids)
+            fields["nearest_cached"] = (
+                {
+                    "pname": stand_in.pname,
+                    "repository": stand_in.branch.repository,
+                    "branch": stand_in.branch.name,
+                    "url": stand_in.get_absolute_url(),
+                }
+                if stand_in
+                else None
+            )
+            fields["build_estimate"] = build_estimate(variant.branch_id).as_json()
+        found[key] = fields
+    return found
+
+
+def variant_availability_by_name(repository: str, branch: str, pname: str) -> dict:
+    """variant_availability for a variant named by its keys (the selector's answer)."""
+    variant = (
+        Variant.objects.select_related("branch")
+        .filter(branch__repository=repository, branch__name=branch, pname=pname)
+        .first()
+    )
+    if variant is None:
+        return {"availability": NOT_BUILT, "stand_in": None, "estimate": None}
+    return {**variant_availability(variant), "branch_id": variant.branch_id}

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from catalog import naming
+from catalog import lint, naming, vocabulary
 from catalog.models import (
     Branch,
     CpuIsa,
@@ -30,7 +30,7 @@ from catalog.models import (
 )
 from catalog.services import assign_changed, validation_message
 
-BACKEND_BLAS = {"cuda": "cublas", "cpu": "openblas", "mps": "veclib"}
+BACKEND_BLAS = {key: backend.blas[0] for key, backend in vocabulary.BACKENDS.items()}
 MPS_USE_CASE = "Apple Silicon (M1–M4) with Metal GPU"
 
 
@@ -322,6 +322,13 @@ def variant_values(spec: VariantSpec, branch: Branch, archs: dict, isas: dict) -
     return values
 
 
+def _impossible(values: dict) -> str:
+    arch, isa = values["gpu_arch"], values["cpu_isa"]
+    if values["backend"] != "cuda" or arch is None or isa is None:
+        return ""
+    return lint.impossible_pairing(arch.sm, arch.host_arch, isa.slug)
+
+
 def _load_variants(report, data, branch_specs, branches, archs, isas):
     isa_sets, gpu_sets = data.get("isa_sets", {}), data.get("gpu_sets", {})
     planned = []
@@ -348,11 +355,13 @@ def _load_variants(report, data, branch_specs, branches, archs, isas):
                     values["cpu_isa"].slug if values["cpu_isa"] else "",
                 ),
             )
-            if key not in pytorch:
+            values["depends_on"] = pytorch.get(key)
+            # An impossible pairing's PyTorch is not built either (no machine runs it); the
+            # audit says so. Any other companion must find its PyTorch.
+            if values["depends_on"] is None and not _impossible(values):
                 raise SeedError(
                     f"{where}: no PyTorch variant {key[1]} on {target_branch} to build against"
                 )
-            values["depends_on"] = pytorch[key]
         else:
             values["depends_on"] = None
         current = existing.get((branch.pk, values["pname"]))

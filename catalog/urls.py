@@ -1,7 +1,7 @@
 from django.urls import path
 
-from catalog.browse.views import compare, matrix, pages, select
-from catalog.views import builds
+from catalog.browse.views import compare, matrix, pages, search, select
+from catalog.views import builds, pending
 from catalog.wizard import views as wizard
 
 app_name = "catalog"
@@ -20,6 +20,8 @@ urlpatterns = [
     path("isas/<slug:slug>/", pages.isa_detail, name="isa"),
     path("branches/", pages.branches, name="branches"),
     path("branches/<str:repository>/<str:branch>/", pages.branch_detail, name="branch"),
+    # What export would change in a branch, staff only (catalog/views/pending.py)
+    path("branches/<str:repository>/<str:branch>/pending/", pending.pending, name="branch-pending"),
     path("docs/", pages.docs, name="docs"),
     path("docs/<slug:slug>/", pages.doc, name="doc"),
     path("audit/", pages.audit, name="audit"),
@@ -36,6 +38,9 @@ urlpatterns = [
     # Variant matrix and its data out (catalog/browse/views/matrix.py)
     path("variants/", matrix.variant_matrix, name="variants"),
     path("api/variants", matrix.api_variants, name="api-variants"),
+    # One search over everything (catalog/browse/views/search.py)
+    path("search/", search.search_page, name="search"),
+    path("api/search", search.api_search, name="api-search"),
     # Which variant? (catalog/wizard/views.py)
     path("wizard/", wizard.wizard, name="wizard"),
     path("api/recommend", wizard.api_recommend, name="api-recommend"),

@@ -37,6 +37,9 @@ LIBRARY_BY_ATTR = {attr: key for key, lib in LIBRARIES.items() for attr in (lib.
 
 # ---------------------------------------------------------------- repositories
 
+# Where a build repository keeps its recipes (one `<pname>.nix` each).
+PKGS_DIR = ".flox/pkgs"
+
 # How a repository's torchvision / torchaudio recipes get their PyTorch (RECIPE_FORMS below).
 COMPANION_SIBLING = "sibling"  # `import ./pytorch-….nix {}` from the same .flox/pkgs
 COMPANION_INLINE = "inline"  # a custom PyTorch built inside the same recipe
@@ -85,11 +88,12 @@ PYTORCH_REPOSITORY = "build-pytorch"
 class CpuArch:
     label: str
     linux_platform: str
+    description: str  # in a recipe's longDescription ("- CPU: x86-64 with AVX2 …")
 
 
 CPU_ARCHES = {
-    "x86_64": CpuArch("x86_64", "x86_64-linux"),
-    "aarch64": CpuArch("aarch64", "aarch64-linux"),
+    "x86_64": CpuArch("x86_64", "x86_64-linux", "x86-64"),
+    "aarch64": CpuArch("aarch64", "aarch64-linux", "AArch64"),
 }
 
 
@@ -127,17 +131,12 @@ class Backend:
     label: str
     blas: tuple[str, ...]  # BLAS keys a variant of this backend may use; the first is the default
     platforms: tuple[str, ...]  # PLATFORMS keys it can target
-    has_gpu_arch: bool
-    has_cpu_isa: bool
-    has_cuda: bool
 
 
 BACKENDS = {
-    "cuda": Backend("CUDA", ("cublas",), ("x86_64-linux", "aarch64-linux"), True, True, True),
-    "cpu": Backend(
-        "CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux"), False, True, False
-    ),
-    "mps": Backend("Apple MPS", ("veclib",), ("aarch64-darwin",), False, False, False),
+    "cuda": Backend("CUDA", ("cublas",), ("x86_64-linux", "aarch64-linux")),
+    "cpu": Backend("CPU only", ("openblas", "mkl"), ("x86_64-linux", "aarch64-linux")),
+    "mps": Backend("Apple MPS", ("veclib",), ("aarch64-darwin",)),
 }
 
 
@@ -196,6 +195,8 @@ class Status:
     label: str
 
 
+# A build record is one of these (catalog.models.BuildRecord); a variant any of STATUSES.
+BUILD_STATUSES = ("building", "built", "failed")
 STATUSES = {
     "planned": Status("Planned"),
     "recipe": Status("Recipe"),
@@ -224,3 +225,17 @@ FEATURES = {
     "nnpack": Feature("NNPACK", "USE_NNPACK"),
 }
 FEATURE_BY_SWITCH = {f.switch: key for key, f in FEATURES.items()}
+
+
+# ---------------------------------------------------------------- Nix store and binary caches
+
+NIX_STORE_DIR = "/nix/store"
+# Nix's base-32 alphabet: digits and lower-case letters without e, o, u and t.
+NIX_BASE32 = "0123456789abcdfghijklmnpqrsvwxyz"
+NIX_HASH_LENGTH = 32
+# A store path's name: letters, digits and +-._?= , not starting with a dot; at most 211.
+NIX_NAME_CHARS = r"A-Za-z0-9+\-._?="
+NIX_NAME_MAX = 211
+# The binary-cache protocol: GET {cache}/{hash}.narinfo answers 200 with these keys, 404 absent.
+NARINFO_SUFFIX = ".narinfo"
+NARINFO_KEYS = ("StorePath", "URL", "Compression", "FileSize", "NarSize", "References")

@@ -8,16 +8,22 @@ Production (DJANGO_DEBUG=0) refuses to start without a real DJANGO_SECRET_KEY.
 | variable | meaning | default |
 |---|---|---|
 | DJANGO_DEBUG | 1/0 | 1 (development) |
-| DJANGO_SECRET_KEY | signing key; required (≥ 50 characters) when DEBUG is off | a dev key |
+| DJANGO_SECRET_KEY | signing key; random (≥ 200 bits) when DEBUG is off | a dev key |
 | DJANGO_ALLOWED_HOSTS | comma-separated host names | 127.0.0.1,localhost,testserver |
 | DATABASE_URL | e.g. postgres://user:pass@127.0.0.1:5432/catalogue | sqlite:///db.sqlite3 |
 | DJANGO_HTTPS | 1 when served over HTTPS: secure cookies, HSTS, redirect | on when DEBUG is off |
 | DJANGO_PROXY_SSL_HEADER | 1 behind a TLS-terminating proxy that sets X-Forwarded-Proto | 0 |
 | DJANGO_CSRF_TRUSTED_ORIGINS | comma-separated origins (https://catalogue.example.org) | none |
 | DJANGO_HSTS_SECONDS | HSTS max-age when DJANGO_HTTPS is on | 31536000 |
+| DJANGO_CACHE | locmem, file, database or redis (see CACHES below) | file; redis with REDIS_URL |
+| REDIS_URL | e.g. redis://127.0.0.1:6379/0: the cache every server shares | none |
+| DJANGO_STATIC_ROOT | where collectstatic writes | staticfiles/ in the project |
 """
 
+import math
 import os
+import zlib
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,22 +47,54 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_caches(name: str) -> list[dict]:
+    """Binary caches from `name=url` items, comma-separated, most preferred first (as Nix's
+    `substituters`): CATALOG_BINARY_CACHES="ours=https://cache.example.org,nixos=https://…"."""
+    caches = []
+    for position, item in enumerate(env_list(name), start=1):
+        cache_name, sep, url = item.partition("=")
+        if not sep or not cache_name.strip() or not url.strip():
+            raise ImproperlyConfigured(f"{name}: write each cache as name=url, not {item!r}.")
+        caches.append({"name": cache_name.strip(), "url": url.strip(), "priority": position * 10})
+    return caches
+
+
+# The binary caches `check-caches` asks (added to the BinaryCache table, editable in the admin).
+BINARY_CACHES = env_caches("CATALOG_BINARY_CACHES")
+
+
+def secret_key_bits(key: str) -> float:
+    """An estimate of a key's randomness in bits: its Shannon entropy per character times its
+    length, bounded by its size once compressed (a repeated word compresses to little). A key
+    from secrets.token_urlsafe(50) scores about 360, Django's get_random_secret_key() 240."""
+    if not key:
+        return 0.0
+    n = len(key)
+    shannon = -sum(c / n * math.log2(c / n) for c in Counter(key).values())
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: no header to count
+    packed = packer.compress(key.encode("utf-8", "replace")) + packer.flush()
+    return min(shannon * n, 8 * len(packed))
+
+
+MIN_SECRET_KEY_CHARS, MIN_SECRET_KEY_BITS = 50, 200
+
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or DEV_SECRET_KEY
 
 if not DEBUG:
     # Django's own check (security.W009) only warns; a production process must not start at all.
+    # Judged by estimated entropy, not against a list of known bad keys.
     if (
         SECRET_KEY == DEV_SECRET_KEY
-        or SECRET_KEY.startswith("django-insecure")
-        or "insecure" in SECRET_KEY.lower()
-        or len(SECRET_KEY) < 50
-        or len(set(SECRET_KEY)) < 5
+        or len(SECRET_KEY) < MIN_SECRET_KEY_CHARS
+        or secret_key_bits(SECRET_KEY) < MIN_SECRET_KEY_BITS
     ):
         raise ImproperlyConfigured(
             "DJANGO_DEBUG is off but DJANGO_SECRET_KEY is missing, the development default, or "
-            "insecure: set DJANGO_SECRET_KEY to a random value of at least 50 characters "
-            "(python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+            f"insecure (about {secret_key_bits(SECRET_KEY):.0f} bits of randomness; at least "
+            f"{MIN_SECRET_KEY_CHARS} characters and {MIN_SECRET_KEY_BITS} bits are required): "
+            "set it to a random value (python -c 'import secrets; "
+            "print(secrets.token_urlsafe(50))')."
         )
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
@@ -146,9 +184,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 #                          so test runs never share entries with a running site)
 #   DJANGO_CACHE=database  every process on every host (`manage.py createcachetable`, run by
 #                          `make serve`); about 3x slower than file on the matrix page here
-CACHE_BACKEND = os.environ.get(
-    "DJANGO_CACHE", "locmem" if "PYTEST_VERSION" in os.environ else "file"
+#   DJANGO_CACHE=redis     every process on every host: Redis at REDIS_URL (Django's own
+#                          backend); the default outside pytest whenever REDIS_URL is set
+REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+CACHE_BACKEND = os.environ.get("DJANGO_CACHE", "").strip() or (
+    "locmem" if "PYTEST_VERSION" in os.environ else "redis" if REDIS_URL else "file"
 )
+if CACHE_BACKEND == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured(
+        "DJANGO_CACHE=redis needs REDIS_URL (e.g. redis://127.0.0.1:6379/0)."
+    )
 CACHE_BACKENDS = {
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalogue"},
     "file": {
@@ -161,12 +206,29 @@ CACHE_BACKENDS = {
         "LOCATION": "catalogue_cache",
         "OPTIONS": {"MAX_ENTRIES": 2000},
     },
+    # Redis evicts by its own policy (maxmemory-policy), not Django's MAX_ENTRIES; the catalogue
+    # version is stored without expiry, so run it with volatile-lru (scripts/with-redis.sh
+    # does) and it is never the one evicted.
+    "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
 }
 if CACHE_BACKEND not in CACHE_BACKENDS:
     raise ImproperlyConfigured(
         f"DJANGO_CACHE must be one of {', '.join(CACHE_BACKENDS)}, not {CACHE_BACKEND!r}."
     )
 CACHES = {"default": CACHE_BACKENDS[CACHE_BACKEND]}
+# The catalogue version alone, in a cache of the same kind that holds nothing else, so culling
+# the default cache's fragments (MAX_ENTRIES) can never drop it (catalog/cache.py). Redis needs
+# none: it evicts by its own policy, which spares a key without expiry (see above).
+VERSION_LOCATIONS = {
+    "locmem": "catalogue-version",
+    "file": str(Path(CACHES["default"]["LOCATION"]) / "version"),
+    "database": "catalogue_version_cache",
+}
+if CACHE_BACKEND in VERSION_LOCATIONS:
+    CACHES["catalogue-version"] = {
+        **CACHES["default"],
+        "LOCATION": VERSION_LOCATIONS[CACHE_BACKEND],
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -177,7 +239,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# collectstatic's target; DJANGO_STATIC_ROOT gives a server (or a test's servers) one of its own.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -270,6 +333,10 @@ MIDDLEWARE += [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"line": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "line"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
+    # The catalogue's own lines (refused imports, failed exports, caught engine and parser
+    # errors with their tracebacks) go to the root's handler.
+    "loggers": {"catalog": {"level": os.environ.get("CATALOG_LOG_LEVEL", "INFO")}},
 }

@@ -1,5 +1,9 @@
 """/api/variants: the filtered set as JSON, 400 with reasons, ETags."""
 
+import csv
+import io
+import json
+
 import pytest
 from django.core.cache import cache
 
@@ -7,7 +11,7 @@ from catalog.models import Variant
 
 pytestmark = pytest.mark.django_db
 
-FIELDS = {
+EXPORT_FIELDS = {
     "pname",
     "repository",
     "branch",
@@ -20,6 +24,18 @@ FIELDS = {
     "platform",
     "status",
     "url",
+}
+# The paged JSON adds built, published, cached (catalog.availability.Summary.as_json); the
+# streamed exports (CSV, JSONL) leave them out.
+FIELDS = EXPORT_FIELDS | {
+    "built",
+    "built_at",
+    "published",
+    "cached",
+    "caches",
+    "download_bytes",
+    "nar_bytes",
+    "closure_bytes",
 }
 
 
@@ -49,6 +65,14 @@ def test_result_shape_and_absolute_detail_url(client):
         "platform": "x86_64-linux",
         "status": "recipe",
         "url": "http://testserver/variants/build-pytorch/main/pytorch-python313-cuda12_8-sm90-avx512/",
+        "built": False,
+        "built_at": None,
+        "published": {"flox": None, "binary_cache": None},
+        "cached": False,
+        "caches": [],
+        "download_bytes": None,
+        "nar_bytes": None,
+        "closure_bytes": None,
     }
 
 
@@ -130,3 +154,62 @@ def test_unusable_search_text_is_400_with_a_message(client, q, message):
 def test_only_get_and_head_are_allowed(client):
     assert client.post("/api/variants").status_code == 405
     assert client.head("/api/variants?gpu=sm90").status_code == 200
+
+
+def test_answers_come_a_page_at_a_time_with_a_next_link(client):
+    first = client.get("/api/variants?repository=build-pytorch&page_size=40").json()
+    total = Variant.objects.filter(branch__repository="build-pytorch").count()
+    assert first["count"] == total > 80
+    assert len(first["results"]) == 40
+    assert "page_size=40" in first["next"] and "repository=build-pytorch" in first["next"]
+    seen = [r["pname"] + r["branch"] for r in first["results"]]
+    data = first
+    while data["next"]:
+        data = client.get(data["next"].removeprefix("http://testserver")).json()
+        seen += [r["pname"] + r["branch"] for r in data["results"]]
+    assert len(seen) == len(set(seen)) == total
+
+
+def test_default_page_is_one_hundred_variants(client):
+    data = client.get("/api/variants").json()
+    assert data["count"] == Variant.objects.count()
+    assert len(data["results"]) == 100
+    assert data["next"].startswith("http://testserver/api/variants?cursor=")
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("cursor=bogus", "cursor"),
+        ("cursor=" + "A" * 40, "cursor"),
+        ("page_size=0", "page_size"),
+        ("page_size=5000", "page_size"),
+        ("page_size=ten", "page_size"),
+        ("format=xml", "Format must be one of json, jsonl, csv"),
+    ],
+)
+def test_bad_paging_or_format_is_400(client, query, message):
+    response = client.get(f"/api/variants?{query}")
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+
+
+def test_jsonl_export_streams_every_match(client):
+    response = client.get("/api/variants?format=jsonl&backend=cuda")
+    assert response.status_code == 200
+    assert response.streaming
+    assert response["Content-Type"] == "application/x-ndjson"
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == Variant.objects.filter(backend="cuda").count()
+    assert {r["backend"] for r in records} == {"cuda"}
+    assert set(records[0]) == EXPORT_FIELDS
+
+
+def test_csv_export_streams_every_match_with_a_header(client):
+    response = client.get("/api/variants?format=csv")
+    assert response.streaming
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == Variant.objects.count()
+    assert set(rows[0]) == EXPORT_FIELDS
+    assert response["Content-Disposition"] == 'attachment; filename="variants.csv"'

@@ -37,7 +37,7 @@ def test_seed_catalogue_has_only_known_findings(capsys):
         "gpu-targets-sm-prefix",
         "dgx-spark-is-arm",
         "example-sm121-avx512",
-        "torchvision-cuda-13-0-count",
+        "torchvision-cuda-13-0-x86-pairings",
     } <= keys
     # Claims that hold are verified, not findings.
     verified = {v.key for v in result.verified}
@@ -46,6 +46,7 @@ def test_seed_catalogue_has_only_known_findings(capsys):
         "bf16-on-zen4",
         "armv9-on-neoverse-v2",
         "sm121-min-cuda-12-9",
+        "torchvision-cuda-13-0-count",  # the catalogue holds the 12 the repository holds
     } <= verified
     code, out, _ = run_command(capsys)
     assert code == 0
@@ -78,16 +79,85 @@ def test_count_mismatch_is_a_new_finding():
 
 
 def test_a_recorded_count_contradiction_goes_stale_when_the_catalogue_changes():
-    # cuda-13_0: the seed states 12, the catalogue derives 4, a claim records why.
+    # A claim records that the catalogue derives fewer variants than a seed states.
+    Branch.objects.filter(name="cuda-13_0").update(stated_variant_count=13)
+    SourceClaim.objects.create(
+        key="planted-count-13",
+        kind="count",
+        subject="branch:build-torchvision/cuda-13_0",
+        statement="13 variants",
+        source="test",
+        criteria={
+            "repository": "build-torchvision",
+            "branch": "cuda-13_0",
+            "count": 13,
+            "catalogue": 12,
+        },
+        acknowledged=True,
+        resolution="One of the 13 was never built.",
+    )
     result = run_audit()
-    assert "torchvision-cuda-13-0-count" in {f.key for f in result.known}
+    assert "planted-count-13" in {f.key for f in result.known}
     assert "count-build-torchvision-cuda-13_0" not in {f.key for f in result.findings}
     Variant.objects.filter(
         branch__name="cuda-13_0", gpu_arch__sm="sm121", cpu_isa__slug="armv9"
     ).delete()
     new = {f.key: f for f in run_audit().new}
     assert "count-build-torchvision-cuda-13_0" in new
-    assert "The recorded resolution expects 4." in new["torchvision-cuda-13-0-count"].message
+    assert "The recorded resolution expects 12." in new["planted-count-13"].message
+
+
+X86_PAIRINGS = [
+    f"torchvision-python313-cuda13_0-{sm}-{isa}"
+    for sm in ("sm110", "sm121")
+    for isa in ("avx2", "avx512", "avx512bf16", "avx512vnni")
+]
+
+
+def test_each_impossible_pairing_is_a_recorded_finding_with_its_reason(capsys):
+    result = run_audit()
+    assert result.ok
+    finding = next(f for f in result.known if f.key == "torchvision-cuda-13-0-x86-pairings")
+    assert "build-torchvision:cuda-13_0 holds 8 impossible pairing(s)" in finding.message
+    for pname in X86_PAIRINGS:
+        assert pname in finding.message
+    assert (
+        "torchvision-python313-cuda13_0-sm110-avx2: SM110 is built into an aarch64 system, so an "
+        "x86_64 ISA (avx2) cannot run beside it. No PyTorch pytorch-python313-cuda13_0-sm110-avx2 "
+        "on build-pytorch:pytorch-2.10-python313 to build against."
+    ) in finding.message
+    assert "-armv9" not in finding.message and "-armv8_2" not in finding.message
+    branch = next(b for b in result.lint if b.name == "build-torchvision:cuda-13_0")
+    assert sorted(f.variant for f in branch.findings) == X86_PAIRINGS
+    assert branch.gates and branch.gating == []
+    code, out, _ = run_command(capsys)
+    assert code == 0
+    assert (
+        "- build-torchvision:cuda-13_0 (seeded; gates the exit code; 8 recorded, which do not): 8"
+        in out.out
+    )
+    assert (
+        "[arm-only-gpu] torchvision-python313-cuda13_0-sm121-avx512: SM121 is built into an "
+        "aarch64 system, so an x86_64 ISA (avx512) cannot run beside it. (recorded: does not gate)"
+    ) in out.out
+
+
+def test_the_audit_page_marks_the_recorded_impossible_pairings(client):
+    body = client.get("/audit/").content.decode()
+    section = body.split('id="lint-build-torchvision-cuda-13_0"')[1].split("</article>")[0]
+    assert section.count("impossible pairing, recorded") == 8
+    assert "finding-new" not in body.split('id="lint-build-torchvision-cuda-13_0"')[0][-80:]
+
+
+def test_a_changed_set_of_impossible_pairings_is_no_longer_explained(capsys):
+    # One more x86 pairing than recorded: the claim goes stale and the lint findings gate.
+    Variant.objects.filter(branch__name="cuda-13_0", pname=X86_PAIRINGS[0]).delete()
+    result = run_audit()
+    stale = next(f for f in result.new if f.key == "torchvision-cuda-13-0-x86-pairings")
+    assert "holds 7 impossible pairing(s)" in stale.message
+    assert "The recorded resolution expects 8." in stale.message
+    assert len(result.gating_lint) == 7 and not result.ok
+    assert run_command(capsys)[0] == 1
 
 
 def test_invalid_record_is_a_new_finding():

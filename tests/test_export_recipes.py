@@ -438,10 +438,25 @@ def test_manage_py_check_exits_1_in_a_subprocess(tmp_path):
     # The subprocess reads the development database, which `make setup` loads from the same seeds.
     done = subprocess.run(base, capture_output=True, text=True, cwd=root)
     assert done.returncode == 0, done.stderr
-    assert "6 created" in done.stdout  # 4 recipes, README, BUILD_MATRIX
+    assert "14 created" in done.stdout  # 12 recipes, README, BUILD_MATRIX
     matrix = tmp_path / "build-torchvision/cuda-13_0/BUILD_MATRIX.md"
-    matrix.write_text(matrix.read_text().replace("4 variants.", "5 variants."))
+    matrix.write_text(matrix.read_text().replace("12 variants.", "13 variants."))
     checked = subprocess.run(base + ["--check"], capture_output=True, text=True, cwd=root)
     assert checked.returncode == 1 and "would update" in checked.stdout
     bad = subprocess.run(base[:-1] + ["missing"], capture_output=True, text=True, cwd=root)
     assert bad.returncode == 2 and "Unknown branch 'missing'" in bad.stderr
+
+
+def test_an_impossible_pairing_is_rendered_with_its_own_torch_configuration():
+    from catalog.recipes.exporting.nix import render_recipe
+
+    variant = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa").get(
+        branch__name="cuda-13_0", pname="torchvision-python313-cuda13_0-sm110-avx2"
+    )
+    assert variant.depends_on is None
+    text = render_recipe(variant)
+    assert "# Built against:" not in text
+    assert (
+        "# Custom PyTorch with the configuration of pytorch-python313-cuda13_0-sm110-avx2" in text
+    )
+    assert "-mavx2" in text and '"11.0"' in text

@@ -42,7 +42,7 @@ def test_default_page_is_compact_paginated_and_grouped_by_branch(client):
     total = Variant.objects.count()
     assert count_shown(html) == total
     assert html.count("<tr>") - 1 == 50  # the first page of 50
-    assert '<tr class="group"><th scope="colgroup" colspan="10">' in html
+    assert '<tr class="group"><th scope="colgroup" colspan="11">' in html
     assert f"Page 1 of {-(-total // 50)}" in html and 'href="?view=list&amp;page=2"' in html
     assert re.search(rf'href="/variants/\?[^"]*per_page=all[^"]*">Show all {total}<', html)
 
@@ -157,7 +157,7 @@ def test_list_sorts_by_a_column_and_links_the_reverse_order(client):
 
 def test_grid_lays_out_architectures_by_isa_with_empty_cells(client):
     html = client.get(
-        "/variants/?view=grid&branch=main&repository=build-pytorch&library=pytorch"
+        "/variants/?view=grid&branch=build-pytorch/main&library=pytorch"
     ).content.decode()
     assert (
         count_shown(html)
@@ -183,7 +183,7 @@ def test_grid_groups_per_branch_and_library(client):
 
 
 def test_status_badges_have_text_and_a_legend(client):
-    html = client.get("/variants/?branch=cuda-13_0").content.decode()
+    html = client.get("/variants/?branch=build-torchvision/cuda-13_0").content.decode()
     assert '<span class="status status-planned">Planned</span>' in html
     legend = re.search(r'<p class="legend".*?</p>', html, re.S)[0]
     for label in ("Planned", "Recipe", "Building", "Built", "Failed", "Published"):
@@ -225,13 +225,16 @@ def test_bad_value_in_an_htmx_request_returns_the_message_fragment(client):
 
 
 def test_csv_downloads_the_current_selection(client):
-    response = client.get("/variants/?branch=cuda-13_0&format=csv")
+    response = client.get("/variants/?branch=build-torchvision/cuda-13_0&format=csv")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    assert len(rows) == 4
+    assert len(rows) == Variant.objects.filter(branch__name="cuda-13_0").count()
     assert {r["branch"] for r in rows} == {"cuda-13_0"}
+    marked = {r["pname"] for r in rows if r["impossible_pairing"]}
+    assert marked == {r["pname"] for r in rows if r["platform"] == "x86_64-linux"}
+    assert len(marked) == 8
     assert rows[0]["url"].startswith("http://testserver/variants/build-torchvision/cuda-13_0/")
 
 
@@ -270,7 +273,8 @@ def test_repeat_request_costs_no_query(client, django_assert_num_queries):
 
 def test_form_fields_all_have_labels(client):
     html = client.get("/variants/").content.decode()
-    form = re.search(r"<form.*?</form>", html, re.S)[0]
+    # the matrix's form, not the header's search box
+    form = re.search(r'<form(?![^>]*role="search").*?</form>', html, re.S)[0]
     ids = re.findall(r'<(?:input|select)[^>]*\sid="([^"]+)"', form)
     assert len(ids) > 40
     for field_id in ids:
@@ -312,3 +316,50 @@ def test_get_pages_carry_no_per_user_token(client, path):
 
 def test_the_wizard_paste_form_keeps_its_token(client):
     assert 'name="csrfmiddlewaretoken"' in client.get("/wizard/").content.decode()
+
+
+def test_grid_shows_three_branches_a_page_with_links_to_the_rest(client):
+    from catalog.browse.views.matrix import GRID_BRANCHES_PER_PAGE
+    from catalog.models import Branch
+
+    branches = Branch.objects.order_by("repository", "preference", "name")
+    first = client.get("/variants/?view=grid").content.decode()
+    assert count_shown(first) == Variant.objects.count()
+    shown = set(re.findall(r'class="cell-link" href="/variants/([^/]+/[^/]+)/', first))
+    expected = {f"{b.repository}/{b.name}" for b in branches[:GRID_BRANCHES_PER_PAGE]}
+    assert shown == expected
+    assert "(branches 1–3)" in first
+    pages = -(-branches.count() // GRID_BRANCHES_PER_PAGE)
+    assert f"Page 1 of {pages}" in first
+    last = client.get(f"/variants/?view=grid&page={pages}").content.decode()
+    shown = set(re.findall(r'class="cell-link" href="/variants/([^/]+/[^/]+)/', last))
+    tail = branches[(pages - 1) * GRID_BRANCHES_PER_PAGE :]
+    assert shown == {f"{b.repository}/{b.name}" for b in tail}
+
+
+THOR_X86 = "torchvision-python313-cuda13_0-sm110-avx512"
+
+
+def test_an_impossible_pairing_is_marked_on_its_row(client):
+    html = client.get("/variants/?branch=cuda-13_0&per_page=all").content.decode()
+    rows = re.findall(r"<tr><td><a href.*?</tr>", html, re.S)
+    assert len(rows) == 12
+    marked = [r for r in rows if 'class="tag tag-impossible"' in r]
+    assert len(marked) == 8 and all("-avx" in r for r in marked)
+    row = next(r for r in rows if f"<code>{THOR_X86}</code>" in r)
+    assert (
+        'title="SM110 is built into an aarch64 system, so an x86_64 ISA (avx512) cannot run '
+        'beside it.">impossible pairing</span>'
+    ) in row
+    arm = next(r for r in rows if "<code>torchvision-python313-cuda13_0-sm110-armv9</code>" in r)
+    assert "impossible" not in arm
+
+
+def test_the_api_gives_each_variant_its_impossible_pairing(client):
+    results = client.get("/api/variants?branch=cuda-13_0").json()["results"]
+    reasons = {r["pname"]: r["impossible_pairing"] for r in results}
+    assert reasons[THOR_X86] == (
+        "SM110 is built into an aarch64 system, so an x86_64 ISA (avx512) cannot run beside it."
+    )
+    assert reasons["torchvision-python313-cuda13_0-sm121-armv9"] is None
+    assert sum(1 for why in reasons.values() if why) == 8

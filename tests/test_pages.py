@@ -192,7 +192,7 @@ def test_architecture_page(client, sm):
     assert branches.exists()
     for branch in branches:
         n = Variant.objects.filter(branch=branch, gpu_arch=arch).count()
-        link = f"/variants/?gpu={sm}&amp;repository={branch.repository}&amp;branch={branch.name}"
+        link = f"/variants/?gpu={sm}&amp;branch={branch.repository}/{branch.name}"
         row = body.split(link)[0].rsplit("<tr>", 1)[1]
         assert f'<td class="num">{n}</td>' in row
 
@@ -233,7 +233,7 @@ def test_isa_page(client, slug):
         assert f"<code>{flag}</code>" in body
     for v in Variant.objects.filter(cpu_isa=isa)[:20]:
         assert f'href="{v.get_absolute_url()}"' in body
-    assert f"/variants/?isa={slug}&amp;repository=build-pytorch&amp;branch=main" in body
+    assert f"/variants/?isa={slug}&amp;branch=build-pytorch/main" in body
 
 
 def test_avx_page_says_what_it_switches_off(client):
@@ -395,16 +395,26 @@ def test_home_has_search_quick_links_and_branch_counts(client):
     assert 'href="/variants/?gpu=sm90"' in body
     assert f"{Variant.objects.count()} variants" in body
     for branch in Branch.objects.all():
-        link = f"/variants/?repository={branch.repository}&amp;branch={branch.name}"
+        link = f"/variants/?branch={branch.repository}/{branch.name}"
         assert f'href="{link}">{branch.variants.count()}</a>' in body
 
 
 # --- query counts -------------------------------------------------------------------------
 
 
+AVAILABILITY_QUERIES = 9
+
+
 @pytest.mark.parametrize("url", [SM90, SM61_AVX, TV_SM61, MPS, CPU_ARM])
 def test_variant_page_query_count_is_constant(client, django_assert_max_num_queries, url):
-    with django_assert_max_num_queries(5):
+    from catalog import queries
+
+    # The status block reads the engine's snapshot, built once per catalogue version (5 queries).
+    queries.recommend_catalogue()
+    # The variant with its joins, models, companions, builds, and two for "compare with…";
+    # + built/published/cached: the summary, the nearest cached stand-in, the branch's estimate
+    # and the build history's outputs (queries.variant_availability), whatever the catalogue size.
+    with django_assert_max_num_queries(6 + AVAILABILITY_QUERIES):
         assert client.get(url).status_code == 200
 
 
@@ -435,12 +445,18 @@ def test_reference_page_query_count_is_constant(client, django_assert_max_num_qu
         "",
         "?gpu=sm90",
         "?gpu=sm61&cuda=13.0",
-        "?gpu=sm90&isa=avx512&cuda=12.8&python=3.13&branch=build-pytorch:main&library=pytorch",
+        "?gpu=sm90&isa=avx512&cuda=12.8&python=3.13&branch=build-pytorch/main&library=pytorch",
     ],
 )
 def test_home_page_query_count_is_constant(client, django_assert_max_num_queries, query):
-    # Five for the overview, one for the selector's rows (then cached per catalogue version).
-    with django_assert_max_num_queries(6):
+    # Five for the overview, one for the selector's rows (then cached per catalogue version);
+    # one build left reads the engine's snapshot too, built once per version, and adds that
+    # variant's availability (bounded).
+    from catalog import queries
+
+    queries.recommend_catalogue()
+    unique = query.endswith("library=pytorch")
+    with django_assert_max_num_queries(6 + (AVAILABILITY_QUERIES if unique else 0)):
         assert client.get(f"/{query}").status_code == 200
 
 
@@ -516,3 +532,110 @@ def test_branch_page_shows_the_grid_with_every_variant_in_a_cell(client):
     for v in branch.variants.all():
         assert f'<a class="cell-link" href="{v.get_absolute_url()}"' in grid
     assert 'class="empty"' in grid  # e.g. SM61 has only AVX and AVX2
+
+
+def test_audit_lint_is_paged_a_hundred_findings_at_a_time(client, monkeypatch):
+    from catalog import audit, lint
+
+    def many_findings(records, facts):
+        return [
+            lint.LintFinding(r.repository, r.branch, r.pname, "file-name", "planted for paging")
+            for r in records[:250]
+        ]
+
+    monkeypatch.setattr(audit.lint, "lint", many_findings)
+    first = text(client.get("/audit/"))
+    assert "Lint findings 1–100 of 250 (page 1 of 3)" in first
+    assert first.count("planted for paging") == 100
+    assert 'href="?page=2#lint"' in first
+    last = text(client.get("/audit/?page=3"))
+    assert "Lint findings 201–250 of 250 (page 3 of 3)" in last
+    assert last.count("planted for paging") == 50
+    assert 'href="?page=2#lint"' in last
+
+
+@pytest.mark.parametrize("page", ["0", "x", "-1", "99"])
+def test_audit_refuses_a_page_it_does_not_have(client, page):
+    response = client.get(f"/audit/?page={page}")
+    assert response.status_code == 400
+    assert b"page" in response.content
+
+
+def test_audit_stays_cached_across_a_build_record(client, django_assert_max_num_queries):
+    from catalog import services
+
+    client.get("/audit/")
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    with django_assert_max_num_queries(2):
+        assert client.get("/audit/").status_code == 200
+
+
+def test_variant_page_offers_at_most_thirty_other_branches(client, monkeypatch):
+    from catalog import queries
+
+    monkeypatch.setattr(queries, "OTHER_BRANCHES_SHOWN", 2)
+    body = client.get(SM90).content.decode()
+    variant = Variant.objects.get(
+        branch__repository="build-pytorch",
+        branch__name="main",
+        pname="pytorch-python313-cuda12_8-sm90-avx512",
+    )
+    same_build = Variant.objects.filter(
+        library=variant.library,
+        backend=variant.backend,
+        gpu_arch=variant.gpu_arch,
+        cpu_isa=variant.cpu_isa,
+    ).exclude(branch=variant.branch)
+    assert same_build.count() > 2
+    offered = re.findall(r'<option value="[^"]+">([^<]+) \(([^)]+)\)</option>', body)
+    assert len(offered) == 2
+
+
+def test_architecture_page_lists_branches_a_page_at_a_time(client, monkeypatch):
+    from catalog.browse.views import pages
+
+    monkeypatch.setattr(pages, "BRANCHES_PER_PAGE", 4)
+    with_sm90 = (
+        Branch.objects.filter(variants__gpu_arch__sm="sm90")
+        .distinct()
+        .order_by("repository", "preference", "name")
+    )
+    total = with_sm90.count()
+    assert total > 4
+    first = text(client.get("/architectures/sm90/"))
+    assert f"Branches 1–4 of {total}" in first
+    assert 'href="?page=2" rel="next"' in first
+    second = text(client.get("/architectures/sm90/?page=2"))
+    assert f"Branches 5–{min(8, total)} of {total}" in second
+    fifth = with_sm90[4]
+    assert f"{fifth.repository}:{fifth.name} —" in second
+    assert f"{fifth.repository}:{fifth.name} —" not in first
+
+
+@pytest.mark.parametrize("url", ["/architectures/sm90/?page=9", "/isas/avx2/?page=x"])
+def test_architecture_and_isa_pages_refuse_pages_they_do_not_have(client, url):
+    response = client.get(url)
+    assert response.status_code == 400
+    assert b"The page must be a whole number from 1 to 1." in response.content
+
+
+def test_variant_page_marks_an_impossible_pairing(client):
+    body = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-avx2/"
+    ).content.decode()
+    note = body.split('id="impossible-pairing"')[1].split("</div>")[0]
+    assert (
+        "<strong>Impossible pairing:</strong> SM121 is built into an aarch64 system, so an "
+        "x86_64 ISA (avx2) cannot run beside it."
+    ) in note
+    assert "No PyTorch of this pairing is built" in note
+    assert "Built against PyTorch" not in body
+    arm = client.get(
+        "/variants/build-torchvision/cuda-13_0/torchvision-python313-cuda13_0-sm121-armv9/"
+    ).content.decode()
+    assert 'id="impossible-pairing"' not in arm and "Built against PyTorch" in arm

@@ -99,9 +99,9 @@ ARCHITECTURES = (
     ArchitectureInfo("sm90", "9.0", "Hopper", 525, "11.8"),
     ArchitectureInfo("sm100", "10.0", "Blackwell DC", 550, "12.8"),
     ArchitectureInfo("sm103", "10.3", "Blackwell B300", 550, "12.9"),
-    ArchitectureInfo("sm110", "11.0", "Blackwell Thor", 550, "13.0"),
+    ArchitectureInfo("sm110", "11.0", "Blackwell Thor", 550, "13.0", host_arch="aarch64"),
     ArchitectureInfo("sm120", "12.0", "Blackwell", 570, "12.8"),
-    ArchitectureInfo("sm121", "12.1", "DGX Spark", 570, "12.9"),
+    ArchitectureInfo("sm121", "12.1", "DGX Spark", 570, "12.9", host_arch="aarch64"),
 )
 
 GPU_MODELS = (

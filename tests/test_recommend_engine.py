@@ -8,6 +8,7 @@ tests/data/hosts/.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import archspec.cpu
@@ -45,6 +46,10 @@ def ask(**answers):
 
 def linux_x86(cpu, **more):
     return ask(os="linux", arch="x86_64", cpu_flags=cpu, **more)
+
+
+def linux_arm(cpu, **more):
+    return ask(os="linux", arch="aarch64", cpu_flags=cpu, **more)
 
 
 def host(name, **more):
@@ -317,8 +322,24 @@ def test_sm103_on_a_vllm_branch_is_cuda_12_9_only():
 
 @pytest.mark.parametrize("gpu", ["NVIDIA GB10", "DRIVE Thor"])
 def test_sm110_and_sm121_only_on_pytorch_2_10(gpu):
-    rec = linux_x86(SAPPHIRE_RAPIDS, gpu=gpu)
+    rec = linux_arm(GRACE, gpu=gpu)
     assert rec.variant.branch == "pytorch-2.10-python313" and rec.variant.cuda_version == "13.0"
+    assert rec.variant.isa == "armv9"
+
+
+@pytest.mark.parametrize("gpu, sm", [("NVIDIA GB10", "SM121"), ("DRIVE Thor", "SM110")])
+def test_a_gpu_built_into_an_arm_system_is_never_paired_with_an_x86_isa(gpu, sm):
+    # The snapshot holds x86 builds of SM110/SM121 (the repository has them): never recommended.
+    for library in ("pytorch", "torchvision"):
+        rec = linux_x86(SAPPHIRE_RAPIDS, gpu=gpu, library=library)
+        assert rec.variant is None or rec.variant.backend == "cpu"
+        assert all(f"-{sm.lower()}-" not in a.pname for a in rec.alternatives)
+        assert re.search(
+            rf"{sm} is built into an aarch64 system, so an x86_64 ISA \(avx\w*\) cannot run "
+            "beside it.",
+            text(rec),
+        )
+        assert "impossible pairings, never recommended" in text(rec)
 
 
 def test_dgx_spark_host_gets_sm121_armv9_on_pytorch_2_10():
@@ -405,7 +426,7 @@ def test_architecture_minimum_driver_is_checked_too():
 
 
 def test_cuda_13_build_on_a_cuda_12_driver_warns():
-    rec = linux_x86(SAPPHIRE_RAPIDS, gpu="GB10", driver_version="550.54.15")
+    rec = linux_arm(GRACE, gpu="GB10", driver_version="550.54.15")
     assert rec.variant.cuda_version == "13.0"
     assert any("CUDA 13.0" in w and "580" in w for w in rec.warnings)
 
@@ -469,7 +490,6 @@ def test_intel_mac_has_no_build():
         ("NVIDIA H100 80GB HBM3", "sm90"),
         ("NVIDIA GeForce RTX 4090", "sm89"),
         ("Tesla T4", "sm75"),
-        ("NVIDIA GB10", "sm121"),
         ("NVIDIA A100-SXM4-80GB", "sm80"),
         ("NVIDIA GeForce RTX 3080", "sm86"),  # not in the catalogue's models: the known table
     ],
@@ -535,9 +555,15 @@ def test_torchvision_for_t4_with_avx_only_cpu_is_the_build_pytorch_companion():
     )
 
 
-@pytest.mark.parametrize("gpu, branch", [("GB10", "cuda-13_0"), ("B300", "cuda-12_9")])
-def test_torchvision_follows_the_hardware_across_build_torchvision_branches(gpu, branch):
-    rec = linux_x86(SAPPHIRE_RAPIDS, gpu=gpu, library="torchvision")
+@pytest.mark.parametrize(
+    "machine, gpu, branch",
+    [
+        (lambda **kw: linux_arm(GRACE, **kw), "GB10", "cuda-13_0"),
+        (lambda **kw: linux_x86(SAPPHIRE_RAPIDS, **kw), "B300", "cuda-12_9"),
+    ],
+)
+def test_torchvision_follows_the_hardware_across_build_torchvision_branches(machine, gpu, branch):
+    rec = machine(gpu=gpu, library="torchvision")
     assert (rec.variant.repository, rec.variant.branch) == ("build-torchvision", branch)
 
 

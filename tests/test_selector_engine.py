@@ -10,7 +10,11 @@ from catalog.build_commands import variant_commands
 def record(pname, *, branch="main", backend="cuda", sm="sm90", isa="avx512", cuda="12.8", **kw):
     arch = {"avx2": "x86_64", "avx512": "x86_64", "armv9": "aarch64"}.get(isa, "")
     platform = "aarch64-darwin" if backend == "mps" else f"{arch}-linux"
-    gpu = {"sm90": ("Hopper", 90, "H100"), "sm61": ("Pascal", 61, "GTX 1080")}.get(sm)
+    gpu = {
+        "sm90": ("Hopper", 90, "H100"),
+        "sm61": ("Pascal", 61, "GTX 1080"),
+        "sm110": ("Blackwell (Thor)", 110, "DRIVE Thor"),
+    }.get(sm)
     base = {
         "pname": pname,
         "repository": "build-pytorch",
@@ -24,6 +28,7 @@ def record(pname, *, branch="main", backend="cuda", sm="sm90", isa="avx512", cud
         "cuda": cuda if backend == "cuda" else "",
         "sm": sm if backend == "cuda" else None,
         "arch_number": gpu[1] if backend == "cuda" else None,
+        "host_arch": ("aarch64" if sm == "sm110" else "") if backend == "cuda" else None,
         "gpu_name": gpu[0] if backend == "cuda" else None,
         "gpu_models": gpu[2] if backend == "cuda" else None,
         "isa": isa if backend != "mps" else None,
@@ -116,14 +121,14 @@ def test_option_queries_keep_the_other_choices_in_dimension_order():
     result = selector_engine.narrow(ROWS, {"isa": "avx512", "gpu": "sm90"})
     assert result.query == "gpu=sm90&isa=avx512"
     assert option(result, "cuda", "12.8").query == "gpu=sm90&isa=avx512&cuda=12.8"
-    assert option(result, "branch", "build-pytorch:cuda13").query == (
-        "gpu=sm90&isa=avx512&branch=build-pytorch%3Acuda13"
+    assert option(result, "branch", "build-pytorch/cuda13").query == (
+        "gpu=sm90&isa=avx512&branch=build-pytorch/cuda13"
     )
 
 
 def test_branches_are_qualified_by_repository():
     values = [o.value for o in facet(selector_engine.narrow(ROWS, {}), "branch").options]
-    assert values == ["build-pytorch:cuda13", "build-pytorch:main"]
+    assert values == ["build-pytorch/cuda13", "build-pytorch/main"]
 
 
 def test_parse_choices_reads_one_known_value_per_dimension():
@@ -137,7 +142,7 @@ def test_parse_choices_reads_one_known_value_per_dimension():
         ({"gpu": ["sm99"]}, "There is no GPU 'sm99' in the catalogue"),
         ({"gpu": ["sm90", "sm61"]}, "Choose one GPU, not 2."),
         ({"os": ["windows"]}, "There is no operating system 'windows'"),
-        ({"branch": ["main"]}, "There is no PyTorch version / branch 'main'"),
+        ({"branch": ["nope"]}, "There is no PyTorch version / branch 'nope'"),
         ({"python": ["3" * 500]}, "…"),
     ],
 )
@@ -156,3 +161,56 @@ def test_commands_have_one_home_with_the_clone_url():
     short = variant_commands("build-pytorch", "main", "pytorch-x", "acme", ("checkout", "install"))
     assert short[0][1] == "Check out the branch (in a clone of build-pytorch)"
     assert short[1] == ("install", "Install (after flox publish)", "flox install acme/pytorch-x")
+
+
+@pytest.mark.parametrize(
+    "chosen",
+    [{}, {"gpu": "sm90"}, {"gpu": "sm90", "isa": "avx2"}, {"cuda": "13.0", "isa": "avx512"}],
+)
+def test_index_counts_match_counting_row_by_row(chosen):
+    """Each option's count from the bitsets equals the rows that have it and every other
+    dimension's choice, counted one by one."""
+    index = selector_engine.index_rows(ROWS)
+    result = selector_engine.narrow(index, chosen)
+    for f in result.facets:
+        key = f.dimension.key
+        for o in f.options:
+            expected = sum(
+                1
+                for row in ROWS
+                if row.choices[key].value == o.value
+                and all(row.choices[k].value == v for k, v in chosen.items() if k != key)
+            )
+            assert o.count == expected, (key, o.value)
+    allowed = [r for r in ROWS if all(r.choices[k].value == v for k, v in chosen.items())]
+    assert result.matches == allowed
+
+
+def test_parse_choices_reads_older_branch_spellings():
+    for written in ("build-pytorch:main", "main"):  # only one repository has main here
+        chosen = selector_engine.parse_choices(ROWS, {"branch": [written]})
+        assert chosen == {"branch": "build-pytorch/main"}
+
+
+THOR = selector_engine.rows_from_records(
+    [
+        record("thor-armv9", sm="sm110", isa="armv9", cuda="13.0"),
+        record("thor-avx2", sm="sm110", isa="avx2", cuda="13.0"),
+        record("a-sm90-avx2", isa="avx2"),
+    ]
+)
+
+
+def test_an_impossible_pairing_is_marked_and_never_the_answer():
+    rows = {r.pname: r for r in THOR}
+    assert rows["thor-avx2"].impossible == (
+        "SM110 is built into an aarch64 system, so an x86_64 ISA (avx2) cannot run beside it."
+    )
+    assert rows["thor-armv9"].impossible == rows["a-sm90-avx2"].impossible == ""
+    alone = selector_engine.narrow(THOR, {"gpu": "sm110", "isa": "avx2"})
+    assert [r.pname for r in alone.matches] == ["thor-avx2"] and alone.unique is None
+    assert selector_engine.narrow(THOR, {"gpu": "sm110", "isa": "armv9"}).unique.pname == (
+        "thor-armv9"
+    )
+    # Still counted: the catalogue holds it.
+    assert option(selector_engine.narrow(THOR, {"gpu": "sm110"}), "isa", "avx2").count == 1

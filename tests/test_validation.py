@@ -117,6 +117,26 @@ def test_companion_must_name_its_pytorch():
     assert_invalid(v, "depends_on", "must name the PyTorch variant")
 
 
+CUDA13 = ("build-torchvision", "cuda-13_0")
+
+
+def test_an_impossible_pairing_may_name_no_pytorch_and_only_it():
+    # DGX Spark + an x86 ISA: no machine runs it, so no PyTorch of it exists to name.
+    x86 = variant("torchvision-python313-cuda13_0-sm121-avx512", CUDA13)
+    assert x86.depends_on_id is None and x86.impossible_pairing
+    x86.full_clean()
+    # Its Arm sibling runs on DGX Spark: it must still name its PyTorch.
+    arm = variant("torchvision-python313-cuda13_0-sm121-armv9", CUDA13)
+    assert arm.impossible_pairing == ""
+    arm.depends_on = None
+    assert_invalid(arm, "depends_on", "must name the PyTorch variant")
+    # And an impossible pairing that names a PyTorch must match it like any companion.
+    x86.depends_on = variant(
+        "pytorch-python313-cuda13_0-sm121-armv9", ("build-pytorch", "pytorch-2.10-python313")
+    )
+    assert_invalid(x86, "depends_on", "differs in CPU ISA")
+
+
 def test_companion_must_match_its_pytorch():
     v = variant("torchvision-python313-cuda12_8-sm61-avx")
     v.depends_on = variant("pytorch-python313-cuda12_8-sm75-avx")

@@ -199,6 +199,24 @@ CASES = [
         branch="pytorch-2.10-python313",
         words=("SM121",),
     ),
+    # build-torchvision cuda-13_0 holds x86 pairings of DGX Spark; only the Arm one is recommended.
+    Case(
+        "dgx-spark-torchvision",
+        dict(library="torchvision"),
+        host="dgx-spark",
+        pname="torchvision-python313-cuda13_0-sm121-armv9",
+        branch="cuda-13_0",
+    ),
+    Case(
+        "gb10-with-an-x86-cpu-torchvision",
+        dict(os="linux", arch="x86_64", gpu="NVIDIA GB10", cpu_flags=ZEN4, library="torchvision"),
+        pname=None,
+        words=(
+            "SM121 is built into an aarch64 system, so an x86_64 ISA",
+            "impossible pairings, never recommended",
+        ),
+        alternative="torchvision-python313-cpu-avx512",
+    ),
     Case(
         "b300",
         host="b300-xeon",

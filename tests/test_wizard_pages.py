@@ -221,7 +221,10 @@ def test_result_links_the_variant_reasons_alternatives_and_commands(client):
         "flox install &lt;your-org&gt;/pytorch-python313-cuda12_8-sm90-avx512",
     ):
         assert command in body
-    assert body.count('class="copy"') == 3 and "js/wizard.js" in body
+    # the same five steps as the selector and the variant page, after the status
+    assert body.count('class="copy"') == 5 and "js/wizard.js" in body
+    assert "git clone " in body and "flox publish -o &lt;your-org&gt; " in body
+    assert body.index('data-testid="build-status"') < body.index("git clone ")
     assert "/api/recommend?os=linux" in body and "which-variant --os linux" in body
 
 

@@ -14,8 +14,9 @@ import django_filters
 from django import forms
 from django.db.models import Count, Q, QuerySet
 
-from catalog import queries
+from catalog import naming, queries
 from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, GpuArchitecture
+from catalog.wizard import cpu_models, gpus
 
 VIEWS = [("list", "List"), ("grid", "Grid")]
 FORMATS = [("html", "Web page"), ("csv", "CSV")]
@@ -62,7 +63,14 @@ FACETS = {
 }
 VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
 MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
+MAX_NAME_WORDS = 4  # words in the longest GPU name a search reads whole ("geforce rtx 4090 ti")
+APPLE_CHIPS = frozenset({"m1", "m2", "m3", "m4"})  # archspec's Apple targets: the MPS build
+CACHED_CHOICES = [("1", "Cached only")]  # ?cached=1
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
+# Parameters whose values may be written as the site writes them elsewhere ('Hopper', 'sm_90',
+# '9.0', 'H100'; 'AVX-512'): read into slugs by catalog.naming's resolvers. A family name may
+# stand for several architectures ('Blackwell'): all of them, as alternatives.
+WRITTEN = {"gpu": naming.resolve_gpu, "isa": naming.resolve_name}
 Checkboxes = forms.CheckboxSelectMultiple
 
 
@@ -103,6 +111,23 @@ class SortFilter(django_filters.OrderingFilter):
         return ordered
 
 
+def _read_written(data, choices: dict):
+    """The query with each GPU or ISA value that is not a slug read as written (naming); a value
+    no name matches stays, for the form to refuse."""
+    known = {key: {value for value, _label in choices.get(key, ())} for key in WRITTEN}
+    if data is None or all(v in known[k] for k in WRITTEN for v in data.getlist(k)):
+        return data
+    names = queries.written_names()
+    data = data.copy()
+    for key, resolve in WRITTEN.items():
+        values: list[str] = []
+        for value in data.getlist(key):
+            found = [s for s in resolve(value, names[key]) if s in known[key]]
+            values += [value] if value in known[key] or not found else found
+        data.setlist(key, list(dict.fromkeys(values)))
+    return data
+
+
 def _multi(label, choices=(), field_name=None, **kwargs):
     return django_filters.MultipleChoiceFilter(
         label=label,
@@ -132,6 +157,12 @@ class VariantFilter(django_filters.FilterSet):
     cuda = _multi("CUDA", field_name="cuda_version")
     python = _multi("Python", field_name="python_version")
     status = _multi("Status", STATUSES, "status")
+    cached = django_filters.ChoiceFilter(
+        label="Cached only",
+        choices=CACHED_CHOICES,
+        method="filter_cached",
+        help_text="in a configured binary cache at its last check: nothing to compile",
+    )
     sort = SortFilter(
         label="Sort by",
         empty_label="Branch, library, hardware",
@@ -146,8 +177,8 @@ class VariantFilter(django_filters.FilterSet):
     def __init__(self, data=None, queryset=None, *, choices=None, **kwargs):
         if queryset is None:
             queryset = queries.matrix_variants()
-        super().__init__(data, queryset, **kwargs)
         choices = choices if choices is not None else queries.matrix_choices()
+        super().__init__(_read_written(data, choices), queryset, **kwargs)
         for name, values in choices.items():
             self.filters[name].extra["choices"] = values
 
@@ -193,6 +224,14 @@ class VariantFilter(django_filters.FilterSet):
             q |= Q(**{f"{field}__isnull": True})
         return q
 
+    def filter_cached(self, queryset, name, value):
+        if value != "1":
+            return queryset
+        # Facet counts filter once per facet: work out the cached set once per request.
+        if not hasattr(self, "_cached_ids"):
+            self._cached_ids = queries.cached_variant_ids()
+        return queryset.filter(pk__in=self._cached_ids)
+
     def filter_gpu(self, queryset, name, values):
         return queryset.filter(self._with_none("gpu_arch__sm", values)) if values else queryset
 
@@ -201,9 +240,30 @@ class VariantFilter(django_filters.FilterSet):
 
     def filter_text(self, queryset, name, value):
         # Every word must match somewhere: "h100 python3.12" = a Hopper variant for Python 3.12.
-        for word in value.split():
+        # A GPU or Apple chip name at the start ("RTX 3060", "M2") is read whole, as the wizard
+        # reads it: its architecture's builds (or the Mac build), then the other words.
+        words = value.split()
+        hardware, words = self._hardware(words)
+        if hardware is not None:
+            queryset = queryset.filter(hardware)
+        for word in words:
             queryset = queryset.filter(self._term(word))
         return queryset
+
+    @staticmethod
+    def _hardware(words: list[str]) -> tuple[Q | None, list[str]]:
+        """(filter, remaining words) for the longest leading run of words naming a GPU or an
+        Apple chip; (None, words) when the search does not start with one."""
+        catalogue = queries.recommend_catalogue()
+        for n in range(min(len(words), MAX_NAME_WORDS), 0, -1):
+            text = " ".join(words[:n])
+            chip = cpu_models.resolve_cpu_model(text)
+            if chip is not None and chip.target in APPLE_CHIPS:
+                return Q(backend="mps"), words[n:]
+            gpu = gpus.exact_gpu_name(text, catalogue)
+            if gpu is not None:
+                return Q(gpu_arch__sm=gpu.sm), words[n:]
+        return None, words
 
     @staticmethod
     def _term(word: str) -> Q:

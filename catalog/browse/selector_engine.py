@@ -7,18 +7,21 @@ leave (counting the other dimensions' choices) and, for an option that would lea
 naming the choices it conflicts with. When the choices leave exactly one variant, that is the
 answer.
 
-    rows = rows_from_records(records)      # records: dicts fetched in one query
-    chosen = parse_choices(rows, params)   # params: {"gpu": ["sm90"], ...}; BadChoice if unknown
-    result = narrow(rows, chosen)          # result.facets, result.matches, result.unique
+    index = index_rows(rows_from_records(records))  # records: dicts fetched in one query
+    chosen = parse_choices(index, params)  # params: {"gpu": ["sm90"], ...}; BadChoice if unknown
+    result = narrow(index, chosen)         # result.facets, result.matches, result.unique
+
+The index holds one bitset per dimension value, so a count is an AND and a bit count: a
+request's cost follows the number of options shown, not the number of variants.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from catalog import vocabulary
+from catalog import lint, naming, vocabulary
 from catalog.naming import version_key
 
 
@@ -80,6 +83,7 @@ class Row:
     branch: str
     pname: str
     choices: Mapping[str, Choice] = field(default_factory=dict)
+    impossible: str = ""  # why no machine runs it (catalog/lint.py); "" for a real pairing
 
 
 # ---------------------------------------------------------------- records -> rows
@@ -147,7 +151,7 @@ def _python_choice(r: Mapping) -> Choice:
 
 
 def _branch_choice(r: Mapping) -> Choice:
-    qualified = f"{r['repository']}:{r['branch_name']}"
+    qualified = naming.branch_key(r["repository"], r["branch_name"])
     return Choice(
         qualified,
         qualified,
@@ -187,7 +191,12 @@ def row_from_record(r: Mapping, shared: dict | None = None) -> Row:
         built[part] = shared[key]
     os_choice, arch_choice = built.pop("platform")
     choices = {"os": os_choice, "arch": arch_choice, **built}
-    return Row(r["repository"], r["branch_name"], r["pname"], choices)
+    impossible = (
+        lint.impossible_pairing(r["sm"], r["host_arch"] or "", r["isa"] or "")
+        if r["backend"] == "cuda"
+        else ""
+    )
+    return Row(r["repository"], r["branch_name"], r["pname"], choices, impossible)
 
 
 # What each record holds: the variant's own fields and its branch's, architecture's and ISA's.
@@ -204,6 +213,7 @@ RECORD_KEYS = (
     "cuda",
     "sm",
     "arch_number",
+    "host_arch",
     "gpu_name",
     "gpu_models",
     "isa",
@@ -230,10 +240,17 @@ def _lower(label: str) -> str:
     return label[:1].lower() + label[1:] if label.split()[0][1:].islower() else label
 
 
-def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> dict[str, str]:
+def parse_choices(
+    rows: Index | Sequence[Row],
+    params: Mapping[str, Sequence[str]],
+    resolve: Mapping[str, Callable[[str], Sequence[str]]] | None = None,
+) -> dict[str, str]:
     """The reader's choices from query parameters ({name: [values]}); other names are ignored.
 
-    An empty value means "not chosen"; several values or one the catalogue lacks is a BadChoice."""
+    A value that is not one of a dimension's is read by its `resolve` function, if any (a GPU or
+    ISA as the site writes it elsewhere: 'Hopper', 'sm_90', 'AVX-512'). An empty value means "not
+    chosen"; several values, or one the catalogue lacks, is a BadChoice."""
+    index = _as_index(rows)
     chosen = {}
     for dim in DIMENSIONS:
         values = [v for v in params.get(dim.key, ()) if v != ""]
@@ -241,19 +258,34 @@ def parse_choices(rows: Sequence[Row], params: Mapping[str, Sequence[str]]) -> d
             continue
         if len(values) > 1:
             raise BadChoice(f"Choose one {_lower(dim.label)}, not {len(values)}.")
-        known = {row.choices[dim.key].value for row in rows}
-        if values[0] not in known:
-            raise BadChoice(
-                f"There is no {_lower(dim.label)} {_shown(values[0])} in the catalogue "
-                f"(choose one of: {', '.join(sorted(known))})."
-            )
-        chosen[dim.key] = values[0]
+        known = set(index.choices[dim.key])
+        if dim.key == "branch":  # older spellings ("build-pytorch:main") still choose it
+            values = [naming.canonical_branch(values[0], known)]
+        chosen[dim.key] = _known_value(dim, values[0], known, (resolve or {}).get(dim.key))
     return chosen
+
+
+def _known_value(
+    dim: Dimension, value: str, known: set[str], resolve: Callable[[str], Sequence[str]] | None
+) -> str:
+    found = [v for v in resolve(value) if v in known] if resolve and value not in known else []
+    if len(found) > 1:
+        raise BadChoice(
+            f"{_shown(value)} names several: choose one {_lower(dim.label)} of {', '.join(found)}."
+        )
+    if found:
+        return found[0]
+    if value not in known:
+        raise BadChoice(
+            f"There is no {_lower(dim.label)} {_shown(value)} in the catalogue "
+            f"(choose one of: {', '.join(sorted(known))})."
+        )
+    return value
 
 
 def query_string(chosen: Mapping[str, str]) -> str:
     """The choices as a query string, in dimension order (one URL per selection)."""
-    return urlencode([(d.key, chosen[d.key]) for d in DIMENSIONS if d.key in chosen])
+    return urlencode([(d.key, chosen[d.key]) for d in DIMENSIONS if d.key in chosen], safe="/")
 
 
 # ---------------------------------------------------------------- narrowing
@@ -285,61 +317,74 @@ class Narrowed:
 
     @property
     def unique(self) -> Row | None:
-        return self.matches[0] if len(self.matches) == 1 else None
+        """The one variant left, when a machine can run it: an impossible pairing is shown,
+        marked, and never the answer."""
+        if len(self.matches) == 1 and not self.matches[0].impossible:
+            return self.matches[0]
+        return None
 
     @property
     def query(self) -> str:
         return query_string(self.chosen)
 
 
-def _mismatches(row: Row, chosen: Mapping[str, str]) -> list[str]:
-    return [k for k, v in chosen.items() if row.choices[k].value != v]
+@dataclass(frozen=True)
+class Index:
+    """The rows with, per dimension and value, a bitset of the rows that have it (one Python
+    int; bit i is rows[i]). Built once per catalogue structure; a count is then an AND and a
+    `bit_count()`, so narrowing costs per option, not per variant."""
+
+    rows: tuple[Row, ...]
+    masks: Mapping[str, Mapping[str, int]]  # dimension -> value -> bitset
+    choices: Mapping[str, Mapping[str, Choice]]  # dimension -> value -> how it is shown
+
+    def matching(self, mask: int) -> list[Row]:
+        bits = bin(mask)[:1:-1]  # bit i at position i
+        return [self.rows[i] for i, bit in enumerate(bits) if bit == "1"]
 
 
-@dataclass
-class _Tally:
-    """One pass over the rows: what each option would leave, and which chosen values occur
-    together with which options (for the reasons)."""
-
-    counts: dict[tuple[str, str], int] = field(default_factory=dict)
-    together: set[tuple[str, str, str]] = field(default_factory=set)  # (dim, option, chosen dim)
-    options: dict[str, dict[str, Choice]] = field(default_factory=dict)
-    phrases: dict[str, str] = field(default_factory=dict)  # chosen dim -> how to name its value
-    matches: list[Row] = field(default_factory=list)
-
-    def add(self, row: Row, chosen: Mapping[str, str]) -> None:
-        missed = _mismatches(row, chosen)
-        # A row that misses no choice counts for every dimension; one that misses exactly one
-        # counts for that dimension only (choosing another value there would include it).
-        counted = [d.key for d in DIMENSIONS] if not missed else missed if len(missed) == 1 else []
-        for key in counted:
-            cell = (key, row.choices[key].value)
-            self.counts[cell] = self.counts.get(cell, 0) + 1
-        if not missed:
-            self.matches.append(row)
+def index_rows(rows: Iterable[Row]) -> Index:
+    rows = tuple(rows)
+    masks: dict[str, dict[str, int]] = {d.key: {} for d in DIMENSIONS}
+    choices: dict[str, dict[str, Choice]] = {d.key: {} for d in DIMENSIONS}
+    for i, row in enumerate(rows):
+        bit = 1 << i
         for key, choice in row.choices.items():
-            self.options.setdefault(key, {})[choice.value] = choice
-            for k in chosen:
-                if k not in missed:
-                    self.together.add((key, choice.value, k))
-                    self.phrases.setdefault(k, row.choices[k].phrase)
+            masks[key][choice.value] = masks[key].get(choice.value, 0) | bit
+            choices[key][choice.value] = choice
+    return Index(rows, masks, choices)
 
 
-def _reason(tally: _Tally, key: str, choice: Choice, chosen: Mapping[str, str]) -> str:
+def _as_index(rows: Index | Sequence[Row]) -> Index:
+    return rows if isinstance(rows, Index) else index_rows(rows)
+
+
+def _allowed(index: Index, chosen: Mapping[str, str], skip: str = "") -> int:
+    """The bitset of rows that every choice but `skip`'s allows."""
+    mask = (1 << len(index.rows)) - 1
+    for key, value in chosen.items():
+        if key != skip:
+            mask &= index.masks[key].get(value, 0)
+    return mask
+
+
+def _reason(index: Index, key: str, choice: Choice, chosen: Mapping[str, str]) -> str:
     """Why `choice` leaves no variant: the choices no variant combines it with."""
+    mask = index.masks[key][choice.value]
     clashes = [
-        tally.phrases.get(k, chosen[k])
+        index.choices[k][chosen[k]].phrase if chosen[k] in index.choices[k] else chosen[k]
         for k in chosen
-        if k != key and (key, choice.value, k) not in tally.together
+        if k != key and not mask & index.masks[k].get(chosen[k], 0)
     ]
     what = " and ".join(clashes) if clashes else "these choices together"
     return f"No build for {choice.phrase} with {what}"
 
 
-def _facet(tally: _Tally, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
+def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
+    allowed = _allowed(index, chosen, skip=dim.key)  # a dimension's own choice does not count
     options = []
-    for choice in sorted(tally.options.get(dim.key, {}).values(), key=lambda c: (c.order, c.value)):
-        count = tally.counts.get((dim.key, choice.value), 0)
+    for choice in sorted(index.choices[dim.key].values(), key=lambda c: (c.order, c.value)):
+        count = (index.masks[dim.key][choice.value] & allowed).bit_count()
         selected = chosen.get(dim.key) == choice.value
         toggled = {k: v for k, v in chosen.items() if k != dim.key}
         if not selected:
@@ -351,20 +396,18 @@ def _facet(tally: _Tally, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
                 choice.detail,
                 count,
                 selected,
-                "" if count else _reason(tally, dim.key, choice, chosen),
+                "" if count else _reason(index, dim.key, choice, chosen),
                 query_string(toggled),
             )
         )
     return Facet(dim, options, chosen.get(dim.key))
 
 
-def narrow(rows: Sequence[Row], chosen: Mapping[str, str]) -> Narrowed:
+def narrow(rows: Index | Sequence[Row], chosen: Mapping[str, str]) -> Narrowed:
     """Every dimension's options for these choices, and the variants the choices leave."""
-    tally = _Tally()
-    for row in rows:
-        tally.add(row, chosen)
+    index = _as_index(rows)
     return Narrowed(
-        facets=[_facet(tally, dim, chosen) for dim in DIMENSIONS],
-        matches=tally.matches,
+        facets=[_facet(index, dim, chosen) for dim in DIMENSIONS],
+        matches=index.matching(_allowed(index, chosen)),
         chosen=dict(chosen),
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from catalog import naming, vocabulary
 
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 BUILD_MATRIX = "BUILD_MATRIX.md"
 
 

@@ -6,7 +6,13 @@ POST /api/builds
     {"repository": "build-pytorch", "branch": "main",
      "pname": "pytorch-python313-cuda12_8-sm90-avx512", "status": "built",
      "duration": 5400, "log_url": "https://…", "commit": "abc123…", "host": "builder-01",
-     "started_at": "2026-01-01T10:00:00Z"}          (everything after status is optional)
+     "started_at": "2026-01-01T10:00:00Z",
+     "outputs": ["/nix/store/<32 base-32 chars>-python3.13-torch-2.9.1"],
+     "system": "x86_64-linux", "nixpkgs_rev": "<git hash>",
+     "nar_size": 2147483648, "closure_size": 6442450944,          (bytes)
+     "flox_catalog": "myorg", "flox_package": "…", "flox_version": "2.9.1",
+     "published_cache_url": "https://cache.example.org"}
+                                                   (everything after status is optional)
 
     201 {"id": …, "variant": …, "status": …, "variant_status": …, "url": …}
     400 bad JSON or field · 401 no/unknown token · 403 revoked token or no permission
@@ -46,9 +52,16 @@ STRING_FIELDS = {
     "commit": 40,
     "host": 120,
     "started_at": 40,
+    "system": 20,
+    "nixpkgs_rev": 40,
+    "flox_catalog": 80,
+    "flox_package": 120,
+    "flox_version": 80,
+    "published_cache_url": 200,
 }
+SIZE_FIELDS = services.SIZE_FIELDS
 REQUIRED = ("repository", "branch", "pname", "status")
-ALLOWED_FIELDS = set(STRING_FIELDS) | {"duration", "duration_seconds"}
+ALLOWED_FIELDS = set(STRING_FIELDS) | set(SIZE_FIELDS) | {"duration", "duration_seconds", "outputs"}
 
 
 class Refused(Exception):
@@ -154,6 +167,32 @@ def _record_kwargs(data: dict) -> dict:
                 400, "duration must be a whole number of seconds, 0 or more.", field="duration"
             )
         kwargs["duration_seconds"] = duration
+    kwargs.update(_sizes_and_outputs(data))
+    return kwargs
+
+
+def _sizes_and_outputs(data: dict) -> dict:
+    """The byte sizes (whole numbers) and the output store paths (a list of strings)."""
+    kwargs: dict = {}
+    for name in SIZE_FIELDS:
+        value = data.get(name)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Refused(400, f"{name} must be a whole number of bytes.", field=name)
+            kwargs[name] = value
+    outputs = data.get("outputs")
+    if outputs is not None:
+        if (
+            not isinstance(outputs, list)
+            or len(outputs) > services.MAX_OUTPUTS
+            or not all(isinstance(path, str) and len(path) <= 300 for path in outputs)
+        ):
+            raise Refused(
+                400,
+                f"outputs must be a list of at most {services.MAX_OUTPUTS} store paths.",
+                field="outputs",
+            )
+        kwargs["outputs"] = outputs
     return kwargs
 
 
@@ -191,6 +230,7 @@ def api_builds(request: HttpRequest) -> JsonResponse:
             "status": record.status,
             "variant_status": variant.status,
             "started_at": record.started_at.isoformat(),
+            "outputs": [output.store_path for output in record.outputs.all()],
             "url": request.build_absolute_uri(
                 f"/variants/{variant.branch.repository}/{variant.branch.name}/{variant.pname}/"
             ),

@@ -11,8 +11,9 @@ against the catalogue. Plain Python, no Django.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import zip_longest
+from typing import Any
 
 from catalog import hardware, naming
 from catalog.wizard import cpus, rules, steps
@@ -68,14 +69,15 @@ class Answers:
     workload: str = "general"
     workload_given: bool = False
     library: str = ""
-    constraints: dict = field(default_factory=dict)  # rules.BRANCH_CONSTRAINTS field -> value
+    constraints: dict = field(default_factory=dict)  # rules.CONSTRAINTS field -> value
+    implied: tuple[str, ...] = ()  # why answers not given were taken as implied (Field.implied_by)
 
     @property
     def driver_major(self) -> int | None:
         key = naming.version_key(self.driver)
         return key[0] if key else None
 
-    def changed(self, **changes: object) -> Answers:
+    def changed(self, **changes: Any) -> Answers:
         return replace(self, **changes)
 
 
@@ -139,13 +141,33 @@ def normalise(raw: object, cat: Catalogue) -> tuple[Answers, list[AnswerError]]:
         workload=values.get("workload") or "general",
         workload_given=bool(values.get("workload")),
         library=values.get("library", ""),
-        constraints={key: values[key] for key, *_ in rules.BRANCH_CONSTRAINTS if values.get(key)},
+        constraints={c.field: values[c.field] for c in rules.CONSTRAINTS if values.get(c.field)},
     )
     a = _read_cpu(a, cat, errors)
     a = _read_gpus(a, cat, errors)
+    a = _implied(a)
     if not errors:
         errors += _check_constraints(a, cat)
     return a, errors
+
+
+def _implied(a: Answers) -> Answers:
+    """Fill in the answers that earlier ones imply (each Field's `implied_by`), with why."""
+    values, why = dict(a.values), list(a.implied)
+    for fld in steps.FIELDS.values():
+        rule = next(
+            (r for r in fld.implied_by if values.get(r.field) in r.values),
+            None,
+        )
+        if rule is not None and not values.get(fld.name):
+            values[fld.name] = rule.value
+            why.append(rule.why)
+    if len(why) == len(a.implied):
+        return a
+    # The attributes named like a field (os, arch, …) follow their value.
+    attributes = {f.name for f in fields(Answers)} & set(steps.FIELDS)
+    changes = {k: v for k, v in values.items() if k in attributes and v != getattr(a, k)}
+    return a.changed(values=values, implied=tuple(why), **changes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +223,8 @@ def _gpu_entries(names: list[str], ccs: list[str], counts: list) -> list[tuple[s
     entries = _pairs(names, ccs)
     if len(counts) > len(entries):
         raise AnswerError(f"{len(counts)} GPU counts for {len(entries)} GPUs.", "gpu_count")
-    given = [(n, c, k) for (n, c), k in zip_longest(entries, counts, fillvalue=1) if n or c]
+    padded = [*counts, *[1] * (len(entries) - len(counts))]  # a count not given is one
+    given = [(n, c, k) for (n, c), k in zip(entries, padded, strict=True) if n or c]
     total = sum(k for _n, _c, k in given)
     if total > rules.MAX_GPUS:  # refused before any name is looked up
         raise AnswerError(
@@ -248,8 +271,28 @@ def _group_gpus(entries: list[tuple[str, str, int]], cat: Catalogue, errors: lis
     return groups
 
 
+def _match(name: str, cat: Catalogue) -> gpu_names.GpuMatch | None:
+    """A GPU name as nvidia-smi prints it, or an architecture as the site writes it ('sm90',
+    'Hopper'; naming.resolve_gpu): its compute capability; None when unknown."""
+    match = gpu_names.resolve_gpu_name(name, cat)
+    if match is not None:
+        return match
+    sms = naming.resolve_gpu(name, cat.gpu_names())
+    if len(sms) > 1:
+        ccs = ", ".join(naming.compute_capability_from_sm(sm) for sm in sms)
+        raise AnswerError(
+            f"{name!r} names several GPU architectures (compute capabilities {ccs}): give the "
+            "GPU's model or its compute capability."
+        )
+    if not sms:
+        return None
+    arch = cat.architecture(sms[0])
+    cc = arch.compute_capability if arch else naming.compute_capability_from_sm(sms[0])
+    return gpu_names.GpuMatch(name, arch.name if arch else name, cc, sms[0], "architecture")
+
+
 def _resolve(name: str, cc: str, cat: Catalogue) -> Gpu:
-    match = gpu_names.resolve_gpu_name(name, cat) if name else None
+    match = _match(name, cat) if name else None
     if cc:
         if match and naming.version_key(match.compute_capability) != naming.version_key(cc):
             raise AnswerError(
@@ -284,7 +327,7 @@ def isa_features(isa: IsaInfo) -> frozenset:
 
 def claimed_cpu(cat: Catalogue, claims: tuple[str, ...], arch: str) -> Cpu:
     """A CPU known only by the ISAs said to run on it: what they need, and what that implies."""
-    needed = frozenset().union(*(isa_features(cat.isa(s)) for s in claims))
+    needed = frozenset().union(*(isa_features(cat.known_isa(s)) for s in claims))
     features, assumed = cpus.complete_features(needed, arch)
     return Cpu(features=features, source="isa", assumed=assumed, claims=claims)
 
@@ -311,7 +354,7 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
         errors.append(exc)
         return a
     flag_arch = cpus.infer_arch(flags)
-    claim_arch = cat.isa(claims[0]).arch if claims else ""
+    claim_arch = cat.known_isa(claims[0]).arch if claims else ""
     implied_arch = flag_arch or claim_arch or cpus.target_arch(target)
     if a.arch:
         errors.extend(_arch_contradictions(a.arch, cat, flags, flag_arch, claims, target))
@@ -359,11 +402,11 @@ def _arch_contradictions(
                 "cpu_flags",
             )
         )
-    claim_arch = cat.isa(claims[0]).arch if claims else ""
+    claim_arch = cat.known_isa(claims[0]).arch if claims else ""
     if claim_arch and claim_arch != arch:
         errors.append(
             AnswerError(
-                f"Contradictory answers: {cat.isa(claims[0]).label} is an {claim_arch} ISA, but "
+                f"Contradictory answers: {cat.isa_label(claims[0])} is an {claim_arch} ISA, but "
                 f"the machine is {arch}.",
                 "isa",
             )
@@ -407,45 +450,63 @@ def _cpu_features(
 # ---------------------------------------------------------------------------------------------
 
 
-def branch_matches(branch: BranchInfo, key: str, value: str) -> bool:
-    for ckey, attr, how, _label in rules.BRANCH_CONSTRAINTS:
-        if ckey != key:
-            continue
-        have = str(getattr(branch, attr, "") or "")
-        if how == "exact":
-            return have == value
-        want = naming.version_key(value)
-        return bool(want) and naming.version_key(have)[: len(want)] == want
-    return True
+def matches(variant: object | None, branch: BranchInfo | None, key: str, value: str) -> bool:
+    """Whether a build meets one constraint (rules.CONSTRAINTS): its branch's or its own
+    attribute; a record that is not known meets it."""
+    rule = rules.constraint(key)
+    record = None if rule is None else (branch if rule.on == "branch" else variant)
+    if rule is None or record is None:
+        return True
+    have = str(getattr(record, rule.attribute, "") or "")
+    if rule.how == "exact":
+        return have == value
+    want = naming.version_key(value)
+    return bool(want) and naming.version_key(have)[: len(want)] == want
 
 
 def constraint_label(key: str, value: str) -> str:
-    label = next((label for ckey, _a, _h, label in rules.BRANCH_CONSTRAINTS if ckey == key), key)
-    return f"{label} {value}"
+    rule = rules.constraint(key)
+    return f"{rule.label if rule else key} {value}"
 
 
 def _check_constraints(a: Answers, cat: Catalogue) -> list[AnswerError]:
-    """Constraints no branch of the library's repositories satisfies are bad answers."""
+    """Constraints no build of the library's repositories satisfies are bad answers."""
     library = a.library or rules.DEFAULT_LIBRARY
     try:
         branches = _constrained_branches(a, cat, library)
     except AnswerError as exc:
         return [exc]
+    keys = {b.key for b in branches}
+    variants = [v for v in cat.variants if v.library == library and v.branch_key in keys]
     errors = []
     for key, value in a.constraints.items():
-        if key in ("repository", "branch"):
+        rule = rules.constraint(key)
+        if rule is None or key in ("repository", "branch"):
             continue
-        error = _version_constraint_error(key, value, branches)
+        records = branches if rule.on == "branch" else variants
+        error = _version_constraint_error(key, value, records)
         if error is not None:
             errors.append(error)
     if not errors and a.constraints:
-        keys = list(a.constraints)
-        if not any(all(branch_matches(b, k, a.constraints[k]) for k in keys) for b in branches):
-            text = " with ".join(constraint_label(k, a.constraints[k]) for k in keys)
+        if not any(_fits(b, variants, a.constraints) for b in branches):
+            names = list(a.constraints)
+            text = " with ".join(constraint_label(k, a.constraints[k]) for k in names)
             errors.append(
-                AnswerError(f"No branch combines {text}; relax one of these constraints.", keys[0])
+                AnswerError(f"No branch combines {text}; relax one of these constraints.", names[0])
             )
     return errors
+
+
+def _fits(branch: BranchInfo, variants: list, constraints: dict) -> bool:
+    """Whether a branch meets every constraint (one of its builds those on builds)."""
+    if not all(matches(None, branch, k, v) for k, v in constraints.items()):
+        return False
+    on_builds = any((r := rules.constraint(k)) and r.on == "variant" for k in constraints)
+    return not on_builds or any(
+        all(matches(v, branch, k, value) for k, value in constraints.items())
+        for v in variants
+        if v.branch_key == branch.key
+    )
 
 
 def _constrained_branches(a: Answers, cat: Catalogue, library: str) -> list:
@@ -478,15 +539,17 @@ def _constrained_branches(a: Answers, cat: Catalogue, library: str) -> list:
     return branches
 
 
-def _version_constraint_error(key: str, value: str, branches: list) -> AnswerError | None:
-    """A version constraint that is no version, or that none of the branches satisfies."""
+def _version_constraint_error(key: str, value: str, records: list) -> AnswerError | None:
+    """A version constraint that is no version, or that none of the records (branches or
+    builds, as its rule says) satisfies."""
     if not naming.version_key(value):
         return AnswerError(f"{constraint_label(key, value)} is not a version like 3.12.", key)
-    if any(branch_matches(b, key, value) for b in branches):
+    if any(matches(r, r, key, value) for r in records):
         return None
-    attr = next(attr for k, attr, _h, _l in rules.BRANCH_CONSTRAINTS if k == key)
+    rule = rules.constraint(key)
+    attr = rule.attribute if rule else key
     have = sorted(
-        {getattr(b, attr) for b in branches if getattr(b, attr, "")}, key=naming.version_key
+        {getattr(r, attr) for r in records if getattr(r, attr, "")}, key=naming.version_key
     )
     return AnswerError(
         f"No branch builds {constraint_label(key, value)}; available: {', '.join(have) or 'none'}.",

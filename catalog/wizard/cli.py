@@ -142,7 +142,9 @@ def run(
         for note in notes:
             stderr.write(f"Note: {note}\n")
         raise CommandError(exc.message, returncode=INVALID) from None
-    body = wizard_output.api_body(rec, parsed)
+    from catalog.queries import availability_json  # the database, only once answered
+
+    body = wizard_output.with_availability(wizard_output.api_body(rec, parsed), availability_json)
     if options.get("json"):
         for note in notes:
             stderr.write(f"Note: {note}\n")

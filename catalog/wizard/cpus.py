@@ -19,12 +19,11 @@ from catalog.vocabulary import CPU_ARCHES
 # Every spelling of the two architectures the catalogue builds for, as `uname -m` prints them and
 # as people type them. The values are the vocabulary's architecture keys.
 ARCH_ALIASES: dict[str, str] = {
-    "x86_64": "x86_64",
+    **{key: key for key in CPU_ARCHES},
     "x86-64": "x86_64",
     "amd64": "x86_64",
     "x64": "x86_64",
     "intel": "x86_64",
-    "aarch64": "aarch64",
     "arm64": "aarch64",
     "aarch64_be": "aarch64",
     "arm": "aarch64",

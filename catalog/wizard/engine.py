@@ -9,8 +9,10 @@ rules in catalog.wizard.rules. The result is a `Recommendation`; it never raises
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from catalog import naming
 from catalog.vocabulary import LIBRARIES
@@ -20,14 +22,16 @@ from catalog.wizard.answers import (
     Answers,
     Cpu,
     Gpu,
-    branch_matches,
     claimed_cpu,
     constraint_label,
     isa_features,
+    matches,
     normalise,
 )
 from catalog.wizard.readers import AnswerError
 from catalog.wizard.snapshot import BranchInfo, Catalogue, IsaInfo, VariantInfo
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # Result types
@@ -124,7 +128,8 @@ def recommend(answers: object, catalogue: Catalogue) -> Recommendation:
     """Walk the decision for these answers; never raises."""
     try:
         return _recommend(answers, catalogue)
-    except Exception as exc:  # pragma: no cover - a bug must not become a 500
+    except Exception as exc:  # a bug must not become a 500; it is logged with its traceback
+        log.exception("The engine could not decide for the answers %r", answers)
         return Recommendation(
             errors=[AnswerError(f"The engine could not decide ({type(exc).__name__}: {exc}).")]
         )
@@ -142,6 +147,7 @@ def _recommend(raw: object, cat: Catalogue) -> Recommendation:
         rec.errors.append(AnswerError(f"Answer this first: {step.question}", step.fields[0].name))
         rec.next_step = step.id
         return rec
+    rec.reasons += a.implied
     if a.os == "darwin":
         _darwin(a, cat, rec)
         return rec
@@ -202,7 +208,7 @@ def _relevant_features(cat: Catalogue) -> frozenset:
 
 
 def _detected(a: Answers, cat: Catalogue) -> dict:
-    out = {"os": a.os, "arch": a.arch}
+    out: dict[str, Any] = {"os": a.os, "arch": a.arch}
     cpu = a.cpu
     if cpu.given or cpu.model or a.values.get("cpu"):
         relevant = _relevant_features(cat)
@@ -367,9 +373,7 @@ def _select(
 ) -> None:
     platform = "aarch64-darwin" if backend == "mps" else f"{a.arch}-linux"
     library = a.library or rules.DEFAULT_LIBRARY
-    pool = [
-        v for v in cat.variants if v.backend == backend and v.sm == sm and v.platform == platform
-    ]
+    pool = _pool(cat, rec, backend, sm, platform)
     if not pool:
         rec.reasons.append(f"There is no build for {hardware} on {platform}.")
         if backend == "cuda":
@@ -420,6 +424,23 @@ def _select(
     if backend != "mps":
         _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick)
     _newer_branch_alternative(a, cat, rec, branch, pick, runnable)
+
+
+def _pool(
+    cat: Catalogue, rec: Recommendation, backend: str, sm: str, platform: str
+) -> list[VariantInfo]:
+    """The variants for this hardware and platform that a machine can run: an impossible pairing
+    (a GPU built into a system of another CPU architecture) is never recommended."""
+    found = [
+        v for v in cat.variants if v.backend == backend and v.sm == sm and v.platform == platform
+    ]
+    impossible = [v for v in found if cat.impossible_pairing(v)]
+    if impossible:
+        rec.reasons.append(
+            f"{cat.impossible_pairing(impossible[0])} The catalogue's {len(impossible)} "
+            f"{platform} build(s) of {sm.upper()} are impossible pairings, never recommended."
+        )
+    return [v for v in found if v not in impossible]
 
 
 def _choose_branch(
@@ -498,8 +519,7 @@ def _constrained(
     constrained = [
         v
         for v in lib_pool
-        if (b := cat.branch_of(v)) is None
-        or all(branch_matches(b, k, val) for k, val in a.constraints.items())
+        if all(matches(v, cat.branch_of(v), k, val) for k, val in a.constraints.items())
     ]
     if constrained:
         return constrained
@@ -535,11 +555,11 @@ def _no_runnable_isa(
         key=lambda s: order.index(s) if s in order else len(order),
     )
     detail = "; ".join(
-        f"{cat.isa(s).label} needs {', '.join(sorted(_isa_missing(cat.isa(s), features)))}"
+        f"{cat.isa_label(s)} needs {', '.join(sorted(_isa_missing(cat.known_isa(s), features)))}"
         for s in present
         if cat.isa(s)
     )
-    labels = ", ".join(cat.isa(s).label if cat.isa(s) else s for s in present)
+    labels = ", ".join(cat.isa_label(s) for s in present)
     rec.reasons.append(
         f"{hardware} is built only with {labels}, and this CPU runs none of them ({detail})."
     )
@@ -602,7 +622,7 @@ def _isa_alternatives(
     for slug, why in rules.SPECIALISED_ISAS.items():
         if slug != isa and slug in runnable_isas:
             for v in same_build(slug):
-                rec.offer(v, f"the {cat.isa(slug).label} build, {why}")
+                rec.offer(v, f"the {cat.isa_label(slug)} build, {why}")
     general = next(
         (
             s
@@ -614,7 +634,7 @@ def _isa_alternatives(
     if general and general != isa:
         for v in same_build(general):
             rec.offer(
-                v, f"the {cat.isa(general).label} build for general FP32 training and inference"
+                v, f"the {cat.isa_label(general)} build for general FP32 training and inference"
             )
 
 
@@ -624,7 +644,7 @@ def _isa_alternatives(
 
 
 def _labels(cat: Catalogue, slugs: Iterable[str]) -> str:
-    return ", ".join(cat.isa(s).label for s in slugs if cat.isa(s))
+    return ", ".join(cat.isa_label(s) for s in slugs if cat.isa(s))
 
 
 def _cpu_reason(a: Answers, cat: Catalogue, rec: Recommendation, runnable_isas: set) -> None:
@@ -680,7 +700,7 @@ def _cpu_warnings(
     if cpu.given:
         for claim in cpu.claims:
             if claim not in runnable_isas:
-                isa = cat.isa(claim)
+                isa = cat.known_isa(claim)
                 missing = sorted(_isa_missing(isa, cpu.features))
                 rec.warn(
                     f"You said the CPU has {isa.label}, but its flags lack "
@@ -725,19 +745,19 @@ def _isa_reason(
     branch_isas: set[str],
     hardware: str,
 ) -> None:
-    label = cat.isa(isa).label if cat.isa(isa) else isa
+    label = cat.isa_label(isa)
     workload = rules.WORKLOAD_SHORT.get(a.workload, a.workload)
     prefix = f"For {workload}" + ("" if a.workload_given else " (the default workload)")
     wanted = next((s for s in pref if s in runnable_isas), "")
     if wanted == isa or not wanted:
-        chain = ", then ".join(cat.isa(s).label for s in pref if cat.isa(s))
+        chain = ", then ".join(cat.isa_label(s) for s in pref if cat.isa(s))
         rec.reasons.append(
             f"{prefix} the order of preference is {chain}; {label} is the best this CPU runs."
         )
     else:
-        built = ", ".join(sorted((cat.isa(s).label for s in branch_isas if cat.isa(s)), key=str))
+        built = ", ".join(sorted(cat.isa_label(s) for s in branch_isas if cat.isa(s)))
         rec.reasons.append(
-            f"{prefix} {cat.isa(wanted).label} would be preferred, but {hardware} is built only "
+            f"{prefix} {cat.isa_label(wanted)} would be preferred, but {hardware} is built only "
             f"with {built} here, so {label} is the best of those this CPU runs."
         )
 
@@ -756,7 +776,7 @@ def _branch_reason(
         f"{branch.repository} {branch.name} (PyTorch {branch.pytorch_version}, CUDA "
         f"{' / '.join(branch.cuda_versions)}, Python {branch.python_version})"
     )
-    with_hw = {cat.branch_of(v) for v in lib_pool} - {None}
+    with_hw = {b for v in lib_pool if (b := cat.branch_of(v)) is not None}
     hw_branches = [b.name for b in sorted(with_hw, key=lambda b: (b.preference, b.name))]
     default_has_hw = any((b := cat.branch_of(v)) and b.is_default for v in lib_pool)
     if a.constraints:

@@ -255,3 +255,23 @@ def resolve_gpu_name(name: str, catalogue: Catalogue | None = None) -> GpuMatch 
 def family_for_cc(cc: str) -> str:
     cc = str(cc).strip()
     return FAMILY_BY_CC.get(cc) or FAMILY_BY_CC_MAJOR.get(cc.split(".")[0], "unknown")
+
+
+def exact_gpu_name(name: str, catalogue: Catalogue | None = None) -> GpuMatch | None:
+    """Like `resolve_gpu_name`, but only a whole known name: 'h100' yes, 'h100 python3.12' no
+    (a search reads the words after a GPU name as further terms)."""
+    key = normalise_gpu_name(name)
+    hit = _table(catalogue).get(key) if key else None
+    if hit is None and key:  # typed without spaces: "rtx3060"
+        hit = _spaceless(catalogue).get(key.replace(" ", ""))
+    if hit is None:
+        return None
+    display, cc, source = hit
+    return GpuMatch(name, display, cc, naming.sm_from_compute_capability(cc), source)
+
+
+def _spaceless(catalogue) -> dict[str, tuple[str, str, str]]:
+    def build(cat=None) -> dict:
+        return {k.replace(" ", ""): v for k, v in reversed(list(_table(cat).items()))}
+
+    return catalogue.memo("gpu-names-spaceless", build) if catalogue else build()

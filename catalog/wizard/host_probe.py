@@ -54,7 +54,8 @@ def trim_cpuinfo(text: str, limit: int = CPUINFO_LIMIT) -> str:
     """Whole processor blocks up to `limit` characters (a 200-core /proc/cpuinfo is ~300 KB)."""
     if len(text) <= limit:
         return text
-    out, size = [], 0
+    out: list[str] = []
+    size = 0
     for block in text.split("\n\n"):
         if out and size + len(block) + 2 > limit:
             break

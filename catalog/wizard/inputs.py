@@ -19,7 +19,7 @@ from django.http import HttpRequest, QueryDict
 
 from catalog.http import JsonBodyError, load_json
 from catalog.wizard import rules, steps
-from catalog.wizard.detect import MAX_BYTES
+from catalog.wizard.detect import MAX_BYTES, MAX_LINES
 from catalog.wizard.detect import detect as detect_hardware
 from catalog.wizard.detect.facts import Facts
 from catalog.wizard.engine import Recommendation, recommend
@@ -36,6 +36,12 @@ PASTES = {
     "paste": "the pasted text",
 }
 MAX_VALUES = 256  # values in one request, all fields together (a GPU name is one)
+# Lines of all the pastes of one request together: parsing costs per line, and this keeps the
+# worst request (six pastes at their limit) under 100 ms of CPU. A real machine's outputs (lscpu,
+# nvidia-smi, -q of a few GPUs) take a few hundred.
+MAX_REQUEST_LINES = 3_000
+# Bytes of all the pastes together (each may hold MAX_BYTES): the host probe sends about 140 KB.
+MAX_REQUEST_PASTE_BYTES = 384 * 1024
 # Bytes of a POST body: a few pastes, even URL-encoded, plus the answers. Below Django's default
 # (2.5 MB) so that this limit answers first, whatever the settings say.
 MAX_BODY = 2 * 1024 * 1024
@@ -202,7 +208,35 @@ def parse(params: dict, strict: bool = True) -> Parsed:
     return parsed
 
 
+def _lines(text) -> int:
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return text.count(newline) + 1
+
+
+def _check_budget(params: dict) -> None:
+    """Refuse pastes of more lines or bytes together than one request may parse, before any is
+    parsed (string methods only)."""
+    texts = [t for key in PASTES for t in params.get(key, [])[:1] if t]
+    size = sum(len(t) for t in texts)  # characters: at most the bytes
+    if size > MAX_REQUEST_PASTE_BYTES:
+        raise AnswerError(
+            f"The pasted outputs are {size:,} characters together; at most "
+            f"{MAX_REQUEST_PASTE_BYTES // 1024:,} KB are read in one request. Paste only the "
+            "tool output: lscpu or one processor's block of /proc/cpuinfo, and nvidia-smi.",
+            next(key for key in PASTES if params.get(key)),
+        )
+    total = sum(_lines(t) for t in texts)
+    if total > MAX_REQUEST_LINES:
+        raise AnswerError(
+            f"The pasted outputs have {total:,} lines together; at most {MAX_REQUEST_LINES:,} "
+            f"are read in one request (and {MAX_LINES:,} in one paste). Paste only the tool "
+            "output: lscpu or one processor's block of /proc/cpuinfo, and nvidia-smi.",
+            next(key for key in PASTES if params.get(key)),
+        )
+
+
 def _detect_pastes(params: dict, parsed: Parsed) -> dict:
+    _check_budget(params)
     detected: dict = {}
     for key, label in PASTES.items():
         facts = _paste_facts(params, key, label)

@@ -3,7 +3,7 @@
 
     body = api_body(rec, parsed)             # the API's body
     text = format_text(body, notes)          # which-variant's answer
-    pairs = result_pairs(rec.answers, catalogue, workload)  # the short URL after a paste
+    pairs = result_pairs(rec.answers, catalogue, {"workload": workload})  # URL after a paste
 """
 
 from __future__ import annotations
@@ -82,6 +82,18 @@ def api_body(rec: Recommendation, parsed: Parsed | None = None) -> dict:
     return body
 
 
+def with_availability(body: dict, lookup) -> dict:
+    """The body with each named variant's build, publication and cache fields merged in.
+
+    `lookup` maps [(repository, branch, pname)] to {key: fields} (catalog.queries.
+    availability_json): the engine stays free of the database."""
+    chosen = [r["variant"] for r in results(body) if r.get("variant")]
+    found = lookup([(v["repository"], v["branch"], v["pname"]) for v in chosen])
+    for variant in chosen:
+        variant.update(found.get((variant["repository"], variant["branch"], variant["pname"]), {}))
+    return body
+
+
 def results(body: dict) -> list[dict]:
     """The answers to show: the one result, or one per distinct GPU model when they differ."""
     if body["variant"] is None and body.get("per_gpu"):
@@ -132,6 +144,19 @@ def _detected_line(detected: dict) -> str:
     return "Detected: " + "; ".join(facts) if facts else ""
 
 
+def availability_line(variant: dict) -> str:
+    """Cached where, or built or not, the nearest cached variant and the build-time estimate."""
+    if variant["cached"]:
+        names = ", ".join(c["name"] for c in variant["caches"])
+        return f"Cached in {names}: nothing to compile."
+    line = "Built, but in no configured binary cache." if variant["built"] else "Not built yet."
+    if variant.get("nearest_cached"):
+        line += f" Nearest cached: {variant['nearest_cached']['pname']}."
+    if variant.get("build_estimate"):
+        line += f" Building it: {variant['build_estimate']['text']}."
+    return line
+
+
 def format_text(body: dict, notes: Iterable[str] = ()) -> str:
     """The human answer of `which-variant` (its warnings go to standard error)."""
     lines = [f"Note: {n}" for n in notes]
@@ -151,6 +176,8 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
                 f"Use: {variant['pname']}  ({variant['repository']} branch {variant['branch']})"
             )
             lines.append(f"     {variant['url']}")
+            if "cached" in variant:
+                lines.append(f"     {availability_line(variant)}")
         else:
             lines.append("No variant fits this machine.")
         lines += ["", "Why:", *(f"  {i}. {r}" for i, r in enumerate(result["reasons"], 1))]
@@ -169,8 +196,6 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
 # ---------------------------------------------------------------------------------------------
 # Answers as a query string (the wizard's URLs, its API link and CLI line)
 # ---------------------------------------------------------------------------------------------
-
-_ORDER = {name: i for i, name in enumerate(steps.FIELDS)}
 
 
 def answer_pairs(params: dict) -> list[tuple[str, str]]:
@@ -208,18 +233,38 @@ def isa_level(a: Answers, cat: Catalogue) -> list[str]:
     return level
 
 
-def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, str]]:
+def _optional_pairs(a: Answers, said: list[tuple[str, str]], given: dict) -> list:
+    """Every optional step on the path that the pairs so far leave open, answered with what was
+    given with the paste, else its first field's default ("library=": no constraints), so that
+    the wizard shows the result."""
+    pairs = []
+    for step in steps.STEPS:
+        if step.required or not steps.applies(step, a.values):
+            continue
+        if any(k in step.names for k, _ in said):
+            continue
+        if steps.answered(step, a.values) and not any(f.name in given for f in step.fields):
+            continue  # answered by the paste itself (a GPU listed: has_gpu is yes)
+        first = step.fields[0]
+        pairs.append((first.name, given.get(first.name, first.default)))
+    return pairs
+
+
+def result_pairs(a: Answers, cat: Catalogue, given: dict) -> list[tuple[str, str]]:
     """What the engine derived from pasted output, as the wizard's query: OS, architecture, GPU
     models or compute capabilities (with counts), driver, ISA level, microarchitecture — never
-    raw flag lists. GPU names go in while the URL stays under MAX_RESULT_URL; the rest is short
-    by construction (validated values, at most rules.MAX_GPU_MODELS models)."""
+    raw flag lists — and the optional steps (`given` with the paste, or their defaults). GPU
+    names go in while the URL stays under MAX_RESULT_URL; the rest is short by construction
+    (validated values, at most rules.MAX_GPU_MODELS models)."""
+    order = {name: i for i, name in enumerate(steps.FIELDS)}
     fixed = [("os", a.os), ("arch", a.arch)]
     if a.os == "linux" and not a.gpus:
         fixed.append(("has_gpu", "no" if a.has_gpu == "no" else "unknown"))
     fixed += [("driver", a.driver), ("driver_cuda", a.driver_cuda)]
     fixed += [("isa", s) for s in isa_level(a, cat)]
-    fixed += [("cpu", a.cpu.target), ("workload", workload), ("library", "")]
-    fixed = [(k, v) for k, v in fixed if v or k == "library"]
+    fixed += [("cpu", a.cpu.target)]
+    fixed = [(k, v) for k, v in fixed if v]
+    fixed += _optional_pairs(a, fixed, given)
     counts = (
         [("gpu_count", str(g.count)) for g in a.gpus] if any(g.count > 1 for g in a.gpus) else []
     )
@@ -229,7 +274,7 @@ def result_pairs(a: Answers, cat: Catalogue, workload: str) -> list[tuple[str, s
             [("gpu", g.query if i in named else "") for i, g in enumerate(a.gpus)] if named else []
         )
         ccs = [("compute_cap", g.compute_capability) for g in a.gpus]
-        return sorted(fixed + names + ccs + counts, key=lambda pair: _ORDER[pair[0]])
+        return sorted(fixed + names + ccs + counts, key=lambda pair: order[pair[0]])
 
     named: set = set()
     for i, gpu in enumerate(a.gpus):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from catalog import naming
 from catalog.wizard import cpus
 from catalog.wizard import gpus as gpu_names
 
@@ -107,12 +108,26 @@ def version(what: str, parts: int) -> Callable:
 
 
 def compute_capabilities(values: list[str], catalogue: Catalogue | None = None) -> list[str]:
-    for value in values:
-        if value and not gpu_names.is_compute_capability(value):
-            raise AnswerError(
-                f"Compute capability {value!r} is not of the form MAJOR.MINOR, e.g. 8.6."
-            )
-    return list(values)
+    """Compute capabilities ('9.0'), or an architecture as the site writes it elsewhere
+    ('sm90', 'sm_90', 'Hopper', 'H100'), read by naming.resolve_gpu."""
+    return [_compute_capability(value, catalogue) if value else value for value in values]
+
+
+def _compute_capability(value: str, catalogue: Catalogue | None) -> str:
+    if gpu_names.is_compute_capability(value):
+        return value
+    sms = naming.resolve_gpu(value, catalogue.gpu_names() if catalogue else ())
+    if len(sms) > 1:
+        raise AnswerError(
+            f"{value!r} names several GPU architectures ("
+            f"{', '.join(naming.compute_capability_from_sm(sm) for sm in sms)}): give one."
+        )
+    if not sms:
+        raise AnswerError(
+            f"Compute capability {value!r} is not of the form MAJOR.MINOR, e.g. 8.6 (an "
+            "architecture such as sm86 or a GPU family such as Hopper is read too)."
+        )
+    return naming.compute_capability_from_sm(sms[0])
 
 
 def counts(values: list[str], catalogue: Catalogue | None = None) -> list[int]:
@@ -127,16 +142,20 @@ def counts(values: list[str], catalogue: Catalogue | None = None) -> list[int]:
 
 
 def isas(values: list[str], catalogue: Catalogue) -> list[str]:
-    """ISA slugs ('avx512', 'AVX-512' and 'armv8.2' spellings too), all of one architecture."""
+    """ISA slugs, written as the site writes them ('avx512', 'AVX-512', 'armv8.2', 'AVX-512
+    BF16'; naming.resolve_name), several separated by spaces or commas; all of one architecture."""
+    known = catalogue.isa_names()
     slugs = []
     for value in values:
-        for word in value.replace(",", " ").split():
-            slug = word.lower().replace("-", "_").replace(".", "_")
-            if catalogue.isa(slug) is None:
-                known = ", ".join(i.slug for i in catalogue.isas)
-                raise AnswerError(f"Unknown CPU ISA {word!r}: choose one of {known}.")
-            slugs.append(slug)
-    arches = {catalogue.isa(s).arch for s in slugs}
+        whole = naming.resolve_name(value, known)
+        words = [value] if whole else value.replace(",", " ").split()
+        for word in words:
+            found = naming.resolve_name(word, known)
+            if not found:
+                choices = ", ".join(i.slug for i in catalogue.isas)
+                raise AnswerError(f"Unknown CPU ISA {word!r}: choose one of {choices}.")
+            slugs.append(found[0])
+    arches = {catalogue.known_isa(s).arch for s in slugs}
     if len(arches) > 1:
         raise AnswerError(f"The ISAs {', '.join(slugs)} belong to different architectures.")
     return list(dict.fromkeys(slugs))

@@ -8,6 +8,8 @@ rule by changing a table here, not the engine's control flow.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from catalog.vocabulary import LIBRARIES, PYTORCH_REPOSITORY, REPOSITORIES
 
 # CPU ISA preference per workload and architecture: the first ISA the CPU can run (every feature
@@ -48,15 +50,32 @@ LIBRARY_REPOSITORIES = {
 }
 DEFAULT_LIBRARY = "pytorch"
 
-# Constraints on a branch: answer field -> (branch attribute, how a value matches, label).
-# "exact": equal strings; "prefix": version prefix ("2.9" matches "2.9.1").
-BRANCH_CONSTRAINTS = (
-    ("repository", "repository", "exact", "repository"),
-    ("branch", "name", "exact", "branch"),
-    ("python", "python_version", "exact", "Python"),
-    ("pytorch", "pytorch_version", "prefix", "PyTorch"),
-    ("vllm", "vllm_version", "prefix", "vLLM"),
+
+@dataclass(frozen=True)
+class Constraint:
+    """An answer that narrows the builds to those whose branch's (or variant's) attribute matches:
+    "exact" equal strings; "prefix" a version prefix ("2.9" matches "2.9.1")."""
+
+    field: str  # the answer field (a Step record's Field)
+    on: str  # "branch" | "variant": whose attribute
+    attribute: str
+    how: str  # "exact" | "prefix"
+    label: str  # how a sentence names it: "PyTorch 2.9"
+
+
+# A new constraint question is a Step record (catalog.wizard.steps) and a row here.
+CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint("repository", "branch", "repository", "exact", "repository"),
+    Constraint("branch", "branch", "name", "exact", "branch"),
+    Constraint("python", "branch", "python_version", "exact", "Python"),
+    Constraint("pytorch", "branch", "pytorch_version", "prefix", "PyTorch"),
+    Constraint("vllm", "branch", "vllm_version", "prefix", "vLLM"),
 )
+
+
+def constraint(field: str) -> Constraint | None:
+    return next((c for c in CONSTRAINTS if c.field == field), None)
+
 
 # How the engine orders the branches that can serve the machine: the first criterion decides,
 # the next breaks ties. Each is read from branch data, so branches imported later take their place

@@ -24,10 +24,10 @@ fields named in their dataclasses below (a GPU model reads `architecture.sm`; a 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
-from catalog import naming
+from catalog import lint, naming
 
 T = TypeVar("T")
 
@@ -38,6 +38,27 @@ def _tuple(value) -> tuple:
     if isinstance(value, str):
         return (value,) if value else ()
     return tuple(value)
+
+
+def astuple_shallow(record) -> tuple:
+    """A record's field values in order (dataclasses.astuple copies nested values deeply)."""
+    return tuple(getattr(record, f.name) for f in fields(record))
+
+
+# The order of VariantInfo's fields: a row from the database in this order builds one.
+VARIANT_FIELDS = (
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "backend",
+    "platform",
+    "python_version",
+    "cuda_version",
+    "sm",
+    "isa",
+    "status",
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +114,8 @@ class ArchitectureInfo:
     min_driver: int | None = None
     min_cuda: str = ""
     max_cuda: str = ""
+    label: str = ""  # the matrix's row label, "Ampere DC"
+    host_arch: str = ""  # the CPU of the system the GPU is built into (DGX Spark: aarch64)
 
     @property
     def cc_key(self) -> tuple[int, ...]:
@@ -161,17 +184,85 @@ class Catalogue:
                 return arch
         return None
 
+    def impossible_pairing(self, variant: VariantInfo) -> str:
+        """Why no machine runs this variant ("" when one can): catalog/lint.py's rule."""
+        arch = self.architecture(variant.sm) if variant.backend == "cuda" else None
+        return lint.impossible_pairing(variant.sm, arch.host_arch, variant.isa) if arch else ""
+
     def isa(self, slug: str) -> IsaInfo | None:
         return self._index["isas"].get(slug)
 
     def isas_for(self, arch: str) -> list[IsaInfo]:
         return sorted((i for i in self.isas if i.arch == arch), key=lambda i: i.rank)
 
+    def gpu_names(self) -> tuple[naming.Named, ...]:
+        """Each architecture with every name the site shows for it (naming.resolve_gpu)."""
+        return self.memo("written-gpu-names", _gpu_names)
+
+    def isa_names(self) -> tuple[naming.Named, ...]:
+        """Each ISA with its label (naming.resolve_name)."""
+        return self.memo("written-isa-names", _isa_names)
+
+    def known_isa(self, slug: str) -> IsaInfo:
+        """An ISA the answers' readers have checked is catalogued (KeyError otherwise)."""
+        isa = self.isa(slug)
+        if isa is None:
+            raise KeyError(f"no CPU ISA {slug!r} in the catalogue")
+        return isa
+
+    def isa_label(self, slug: str) -> str:
+        """An ISA's label; the slug itself for one the catalogue lacks."""
+        isa = self.isa(slug)
+        return isa.label if isa else slug
+
     def memo(self, key: str, build: Callable[[Catalogue], T]) -> T:
         """`build(self)`, computed once per snapshot (lookup tables derived from the records)."""
         if key not in self._index:
             self._index[key] = build(self)
         return self._index[key]
+
+    def with_statuses(self, statuses: tuple) -> Catalogue:
+        """This snapshot with each variant's status replaced by `statuses` (in variant order):
+        build outcomes laid on top of a structure snapshot without rebuilding it."""
+        if len(statuses) != len(self.variants):
+            raise ValueError("one status per variant")
+        variants = tuple(
+            v if v.status == status else replace(v, status=status)
+            for v, status in zip(self.variants, statuses, strict=True)
+        )
+        return Catalogue(
+            variants=variants,
+            branches=self.branches,
+            architectures=self.architectures,
+            gpu_models=self.gpu_models,
+            isas=self.isas,
+        )
+
+    # -- construction from plain rows (a compact, picklable form) --------------------------
+    def to_rows(self) -> dict:
+        """Plain tuples in dataclass field order: pickles and loads far faster than records."""
+        return {
+            name: tuple(astuple_shallow(r) for r in getattr(self, name))
+            for name in ("variants", "branches", "architectures", "gpu_models", "isas")
+        }
+
+    @classmethod
+    def from_rows(cls, rows: dict) -> Catalogue:
+        kinds = {
+            "variants": VariantInfo,
+            "branches": BranchInfo,
+            "architectures": ArchitectureInfo,
+            "gpu_models": GpuModelInfo,
+            "isas": IsaInfo,
+        }
+        built = {name: tuple(kind(*row) for row in rows[name]) for name, kind in kinds.items()}
+        return cls(
+            variants=built["variants"],
+            branches=built["branches"],
+            architectures=built["architectures"],
+            gpu_models=built["gpu_models"],
+            isas=built["isas"],
+        )
 
     # -- construction from ORM-like objects (duck typed; no Django import) -----------------
     @classmethod
@@ -185,7 +276,7 @@ class Catalogue:
         isas: Iterable[Any],
     ) -> Catalogue:
         return cls(
-            variants=[
+            variants=tuple(
                 VariantInfo(
                     pname=v.pname,
                     repository=v.branch.repository,
@@ -200,14 +291,14 @@ class Catalogue:
                     status=v.status,
                 )
                 for v in variants
-            ],
-            branches=[
+            ),
+            branches=tuple(
                 BranchInfo(
                     repository=b.repository,
                     name=b.name,
                     pytorch_version=b.pytorch_version,
                     python_version=b.python_version,
-                    cuda_versions=list(b.cuda_versions or []),
+                    cuda_versions=tuple(b.cuda_versions or ()),
                     torchvision_version=getattr(b, "torchvision_version", "") or "",
                     min_driver=b.min_driver,
                     is_default=bool(b.is_default),
@@ -216,8 +307,8 @@ class Catalogue:
                     purpose=getattr(b, "purpose", "") or "",
                 )
                 for b in branches
-            ],
-            architectures=[
+            ),
+            architectures=tuple(
                 ArchitectureInfo(
                     sm=a.sm,
                     compute_capability=a.compute_capability,
@@ -225,23 +316,49 @@ class Catalogue:
                     min_driver=a.min_driver,
                     min_cuda=a.min_cuda or "",
                     max_cuda=getattr(a, "max_cuda", "") or "",
+                    label=getattr(a, "label", "") or "",
+                    host_arch=getattr(a, "host_arch", "") or "",
                 )
                 for a in architectures
-            ],
-            gpu_models=[
-                GpuModelInfo(name=m.name, sm=m.architecture.sm, aliases=list(m.aliases or []))
+            ),
+            gpu_models=tuple(
+                GpuModelInfo(name=m.name, sm=m.architecture.sm, aliases=tuple(m.aliases or ()))
                 for m in gpu_models
-            ],
-            isas=[
+            ),
+            isas=tuple(
                 IsaInfo(
                     slug=i.slug,
                     label=i.label,
                     arch=i.arch,
                     rank=i.rank,
-                    compiler_flags=list(i.compiler_flags or []),
-                    required_features=list(i.required_features or []),
+                    compiler_flags=tuple(i.compiler_flags or ()),
+                    required_features=tuple(i.required_features or ()),
                     hardware=getattr(i, "hardware", "") or "",
                 )
                 for i in isas
-            ],
+            ),
         )
+
+
+def _gpu_names(cat: Catalogue) -> tuple[naming.Named, ...]:
+    """Family, label, models and aliases (an SM or a compute capability is read by its form)."""
+    models: dict[str, list[str]] = {}
+    for m in cat.gpu_models:
+        models.setdefault(m.sm, []).extend((m.name, *m.aliases))
+    return tuple(
+        naming.Named(
+            a.sm,
+            (
+                naming.sm_underscore(a.sm),
+                a.compute_capability,
+                a.name,
+                a.label,
+                *models.get(a.sm, ()),
+            ),
+        )
+        for a in cat.architectures
+    )
+
+
+def _isa_names(cat: Catalogue) -> tuple[naming.Named, ...]:
+    return tuple(naming.Named(i.slug, (i.label,)) for i in cat.isas)

@@ -7,15 +7,17 @@ records: the engine's input normalisation (catalog.wizard.answers) reads every f
 its reader, the web wizard renders each step's fields in a loop, the API accepts exactly these
 field names, and `which-variant` turns each public field into an option.
 
-Adding a question: add a Step (or a Field to a Step) here, and the rule that uses its value in
-the engine (catalog.wizard.engine, or a table in catalog.wizard.rules). Nothing else.
+Adding a question: add a Step (or a Field to a Step) here, and its rule: a row of a table in
+catalog.wizard.rules (a question that narrows the builds is a `rules.Constraint`), or, for a new
+kind of decision, the engine reading its value. Nothing else (tests/test_wizard_questions.py adds
+one). A Field's `implied_by` names the earlier answers that give it (an NVIDIA GPU: Linux).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from catalog import naming
 from catalog.vocabulary import LIBRARIES
@@ -31,6 +33,17 @@ class Choice:
     label: str
     help: str = ""
     aliases: tuple[str, ...] = ()  # other spellings accepted for the value
+
+
+@dataclass(frozen=True)
+class Implied:
+    """An answer that an earlier one implies: when `field` is one of `values`, this field's
+    answer is `value` (unless given), and `why` says so among the reasons."""
+
+    field: str
+    values: tuple[str, ...]
+    value: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,7 @@ class Field:
     empty: str = ""  # a select's option for "no answer"
     default: str = ""  # checked or selected when there is no answer
     help: str = ""  # what the value is, out of the form's context (CLI help); "" = the label
+    implied_by: tuple[Implied, ...] = ()  # earlier answers that give this one
 
     @property
     def cli(self) -> str:
@@ -180,6 +194,15 @@ STEPS: tuple[Step, ...] = (
                 ),
                 "radio",
                 OS_CHOICES,
+                implied_by=(
+                    Implied(
+                        "has_gpu",
+                        ("yes",),
+                        "linux",
+                        "An NVIDIA GPU was given and there is no CUDA on macOS, so the machine "
+                        "runs Linux.",
+                    ),
+                ),
             ),
         ),
         commands=("uname -s",),
@@ -376,13 +399,33 @@ STEPS: tuple[Step, ...] = (
         hint="All optional: leave them empty for the stable default.",
     ),
 )
-STEP_BY_ID = {step.id: step for step in STEPS}
-FIELDS: dict[str, Field] = {f.name: f for step in STEPS for f in step.fields}
-STEP_OF: dict[str, Step] = {f.name: step for step in STEPS for f in step.fields}
-# Every accepted spelling of a public field's name -> the field's name.
-NAMES: dict[str, str] = {
-    alias: f.name for f in FIELDS.values() if f.public for alias in (f.name, *f.aliases)
-}
+
+
+class Index(NamedTuple):
+    """Lookups derived from the steps."""
+
+    step_by_id: dict[str, Step]
+    fields: dict[str, Field]
+    step_of: dict[str, Step]
+    names: dict[str, str]  # every accepted spelling of a public field's name -> the field's name
+
+
+def index(all_steps: tuple[Step, ...]) -> Index:
+    return Index(
+        {step.id: step for step in all_steps},
+        {f.name: f for step in all_steps for f in step.fields},
+        {f.name: step for step in all_steps for f in step.fields},
+        {
+            alias: f.name
+            for step in all_steps
+            for f in step.fields
+            if f.public
+            for alias in (f.name, *f.aliases)
+        },
+    )
+
+
+STEP_BY_ID, FIELDS, STEP_OF, NAMES = index(STEPS)
 
 
 def applies(step: Step, values: Mapping) -> bool:

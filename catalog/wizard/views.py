@@ -13,10 +13,12 @@ tool output is a POST that redirects to a short URL of what was derived from it.
 
 from __future__ import annotations
 
-from django.http import HttpResponseNotAllowed, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
 
 from catalog import queries
 from catalog.wizard import inputs as wi
@@ -131,11 +133,11 @@ def _render(request, context, status=200):
 # ---------------------------------------------------------------------------------------------
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # a step is a fragment for htmx
 def wizard(request):
     if request.method == "POST":
         return _paste(request)
-    if request.method not in ("GET", "HEAD"):
-        return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
     catalogue = queries.recommend_catalogue()
     params: dict = {}
     try:
@@ -162,9 +164,18 @@ def wizard(request):
             context["error"] = "Choose or type an answer to go on."
             return _render(request, context, 400)
         return _render(request, context)
-    body = wo.api_body(rec, parsed)
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
     results = [
-        {**r, "commands": wo.commands(r["variant"]) if r["variant"] else []}
+        {
+            **r,
+            "commands": wo.commands(r["variant"]) if r["variant"] else [],
+            # Status first, then the same steps as the selector and the variant page.
+            "answer": queries.build_answer(
+                r["variant"]["repository"], r["variant"]["branch"], r["variant"]["pname"]
+            )
+            if r["variant"]
+            else None,
+        }
         for r in wo.results(body)
     ]
     context.update(
@@ -228,14 +239,14 @@ def _paste(request):
                 "Paste the output of nvidia-smi and lscpu (or /proc/cpuinfo) first.", "nvidia_smi"
             )
         parsed = wi.parse({k: params.get(k, []) for k in PASTE_FIELDS}, strict=True)
-        answers = {**parsed.answers, "workload": workload, "library": ""}
-        rec = wi.decide(answers, catalogue, partial=True)
+        given = {"workload": workload}
+        rec = wi.decide({**parsed.answers, **given}, catalogue, partial=True)
     except AnswerError as exc:
         context["paste_error"] = exc.message
         known = (*PASTE_FIELDS, "workload")
         context["paste_field"] = exc.field if exc.field in known else "nvidia_smi"
         return render(request, "catalog/wizard.html", context, status=400)
-    return redirect(wo.wizard_url(wo.result_pairs(rec.answers, catalogue, workload)))
+    return redirect(wo.wizard_url(wo.result_pairs(rec.answers, catalogue, given)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,4 +279,5 @@ def api_recommend(request):
         rec = wi.decide(parsed.answers)
     except AnswerError as exc:
         return _error(exc.message, exc.field)
-    return JsonResponse(wo.api_body(rec, parsed), json_dumps_params={"indent": 1})
+    body = wo.with_availability(wo.api_body(rec, parsed), queries.availability_json)
+    return JsonResponse(body, json_dumps_params={"indent": 1})

@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from catalog import queries
+from catalog import cache, queries
 from catalog.recipes.exporting import sync
 
 MIN_VARIANTS, MAX_VARIANTS = 2, 4
@@ -100,8 +100,18 @@ def recipe_diff(base: str, other: str, base_name: str, other_name: str) -> list[
     return [(kinds.get(line[:1], "same"), line) for line in list(lines)[2:]]
 
 
-def _compare_context(variants) -> dict:
+def _diffs(variants) -> list[list[tuple[str, str]]]:
     texts = sync.exported_texts(variants)
+    base = variants[0]
+    return [
+        recipe_diff(texts[0], text, base.pname, v.pname)
+        for v, text in zip(variants[1:], texts[1:], strict=True)
+    ]
+
+
+def _compare_context(variants) -> dict:
+    # Parsing the recipes and diffing them is the page's cost: done once per catalogue version.
+    diffs = cache.cached("compare-diffs", lambda: _diffs(variants), *(v.pk for v in variants))
     base = variants[0]
     ids = [variant_id(v) for v in variants]
 
@@ -115,11 +125,7 @@ def _compare_context(variants) -> dict:
         ],
         "rows": [FieldRow(label, [read(v) for v in variants]) for label, read in FIELDS],
         "diffs": [
-            {
-                "variant": v,
-                "lines": recipe_diff(texts[0], text, base.pname, v.pname),
-            }
-            for v, text in zip(variants[1:], texts[1:], strict=True)
+            {"variant": v, "lines": lines} for v, lines in zip(variants[1:], diffs, strict=True)
         ],
         "base": base,
     }

@@ -7,19 +7,27 @@ repeat request costs neither queries nor rendering.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.http import HttpResponse, HttpResponseNotModified, JsonResponse, QueryDict
+from django.http import (
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
-from catalog import cache, queries
+from catalog import cache, naming, queries
+from catalog.availability import NOT_BUILT
 from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
 from catalog.browse.grid import build_grid
 from catalog.models import STATUSES
@@ -36,22 +44,32 @@ RECORD_FIELDS = [
     "python",
     "platform",
     "status",
+    "impossible_pairing",
     "url",
 ]
 # The list view's columns, by sort key (headings from filters.SORT_LABELS).
 LIST_COLUMNS = ["pname", "branch", "library", "gpu", "isa", "cuda", "python", "platform", "status"]
+GRID_BRANCHES_PER_PAGE = 3  # the grid pages by branch: ~30 KB of HTML each at seed size
 # Every parameter the matrix reads; anything else is dropped (see cache.normalised_query).
 KNOWN = frozenset(VariantFilter.base_filters) | frozenset(MatrixForm.base_fields)
+# The page, and the results alone (what htmx swaps in): one template, one fragment mechanism.
+PAGE = "catalog/variants.html"
+RESULTS = "catalog/variants.html#results"
+# Those read as one value (the rest are checkbox lists).
+SINGLE = frozenset({"q", "sort", *MatrixForm.base_fields})
 # Filters shown as checkboxes with counts, in the panel's order.
 CHECKBOX_FILTERS = list(FACETS)
 
 
 def _filterset(data):
-    choices = cache.cached("matrix-choices", queries.matrix_choices)
+    choices = cache.cached(
+        "matrix-choices", queries.matrix_choices, version=cache.structure_version()
+    )
     return VariantFilter(data, choices=choices)
 
 
-def _record(variant, absolute_url) -> dict:
+def _record(variant, absolute_url, summary=None) -> dict:
+    # The paged JSON carries build/cache fields; streamed exports (CSV, JSONL) leave them out.
     branch = variant.branch
     return {
         "pname": variant.pname,
@@ -65,10 +83,22 @@ def _record(variant, absolute_url) -> dict:
         "python": variant.python_version,
         "platform": variant.platform,
         "status": variant.status,
+        # Why no machine runs it (a GPU built into a system of another CPU architecture).
+        "impossible_pairing": variant.impossible_pairing or None,
         "url": absolute_url(
             reverse("catalog:variant", args=[branch.repository, branch.name, variant.pname])
         ),
+        **(summary.as_json() if summary is not None else {}),
     }
+
+
+def _with_availability(variants) -> list:
+    """The variants, each with `.availability` (one summary query for all of them)."""
+    variants = list(variants)
+    summaries = queries.availability(v.pk for v in variants)
+    for variant in variants:
+        variant.availability = summaries.get(variant.pk, NOT_BUILT)
+    return variants
 
 
 def _errors(filterset) -> dict:
@@ -121,15 +151,24 @@ def _results_context(data: QueryDict, filterset) -> dict:
         "all_query": _query(data, page=None, per_page="all", view="list"),
     }
     if filterset.view == "grid":
-        variants = list(variants)
-        context.update(count=len(variants), grid=build_grid(variants))
+        # A page of branches (a grid is laid out per branch), so the page's size follows what
+        # it shows, not the catalogue's.
+        branch_ids = queries.branch_ids_of(variants)
+        page = Paginator(branch_ids, GRID_BRANCHES_PER_PAGE).get_page(form["page"])
+        shown = _with_availability(variants.filter(branch_id__in=list(page.object_list)))
+        context.update(
+            count=variants.count(),
+            grid=build_grid(shown),
+            pagination=_pagination(data, page) if page.paginator.num_pages > 1 else None,
+            page_unit="branches",
+        )
         return context
     per_page = form["per_page"]
     paginator = Paginator(variants, 1_000_000 if per_page == "all" else int(per_page))
     page = paginator.get_page(form["page"])
     context.update(
         count=paginator.count,
-        variants=page.object_list,
+        variants=_with_availability(page.object_list),
         grouped=not form.get("sort"),
         headers=_sort_headers(data, (form.get("sort") or [""])[0]),
         pagination=_pagination(data, page) if paginator.num_pages > 1 else None,
@@ -164,28 +203,41 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     if not filterset.is_valid():
         context = {"filterset": filterset, "errors": _errors(filterset), "count": None}
         if partial:
-            return render(request, "partials/variant_results.html", context, status=400)
-        context["results_html"] = render_to_string(
-            "partials/variant_results.html", context, request
-        )
+            return render(request, RESULTS, context, status=400)
         context["facets"] = _facets(filterset)
-        return render(request, "catalog/variants.html", context, status=400)
+        return render(request, PAGE, context, status=400)
 
     if filterset.format == "csv":
         response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return response
-    results_html = render_to_string(
-        "partials/variant_results.html", _results_context(data, filterset)
-    )
+    context = {"filterset": filterset, **_results_context(data, filterset)}
     if partial:
-        return HttpResponse(results_html)
-    facets = _facets(filterset, filterset.facet_counts())
-    context = {"filterset": filterset, "results_html": results_html, "facets": facets}
-    return render(request, "catalog/variants.html", context)
+        return render(request, RESULTS, context)
+    context["facets"] = _facets(filterset, filterset.facet_counts())
+    return render(request, PAGE, context)
 
 
 @require_safe
+def canonical_branch_redirect(request):
+    """A redirect to the same address with each branch written "<repository>/<branch>" when it
+    was written otherwise ("build-pytorch:main", or a bare name only one repository has, or one
+    `repository=` names); None when every branch is already written so."""
+    values = request.GET.getlist("branch")
+    if not values:
+        return None
+    known = queries.branch_keys()
+    repositories = request.GET.getlist("repository")
+    if len(repositories) == 1:
+        known = [k for k in known if k.startswith(naming.branch_key(repositories[0], ""))]
+    fixed = [naming.canonical_branch(v, known) for v in values]
+    if fixed == values:
+        return None
+    pairs = [(k, v) for k, vs in request.GET.lists() for v in (fixed if k == "branch" else vs)]
+    return redirect(request.path + "?" + urlencode(pairs, safe="/"))
+
+
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")  # the results alone for htmx
 def variant_matrix(request):
     """The matrix page; its results fragment alone for htmx; the selection as CSV with ?format=csv.
 
@@ -194,10 +246,15 @@ def variant_matrix(request):
     requests simply ignore them. Whole responses are cached per catalogue version and
     normalised query."""
     partial = bool(request.htmx) and not request.htmx.history_restore_request
-    pairs = cache.normalised_query(request, KNOWN)
+    canonical = canonical_branch_redirect(request)
+    if canonical is not None:
+        return canonical
+    pairs = cache.normalised_query(request, KNOWN, SINGLE)
     if not request.htmx and len(pairs) != sum(len(values) for _, values in request.GET.lists()):
         return redirect(request.path + ("?" + urlencode(pairs) if pairs else ""))
-    key = (request.path, cache.query_key(pairs), "partial" if partial else "page")
+    # Only the CSV holds absolute URLs: the Host is part of its key alone.
+    host = request.get_host() if ("format", "csv") in pairs else ""
+    key = (request.path, cache.query_key(pairs), "partial" if partial else "page", host)
     version = cache.catalogue_version()
     tag = cache.etag(*key, version=version)
     if cache.is_not_modified(request, tag):
@@ -205,13 +262,12 @@ def variant_matrix(request):
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
-    response = cache.cached_response(
-        "matrix",
-        lambda: _render_matrix(request, data, partial),
-        *key,
-        request.get_host(),
-        version=version,
-    )
+    if cache.free_text(pairs):
+        response = _render_matrix(request, data, partial)
+    else:
+        response = cache.cached_response(
+            "matrix", lambda: _render_matrix(request, data, partial), *key, version=version
+        )
     if response.status_code != 200:
         return response
     return cache.mark_cacheable(response, tag)
@@ -226,22 +282,97 @@ def _csv(request, filterset) -> str:
             {
                 k: ("" if v is None else v)
                 for k, v in _record(variant, request.build_absolute_uri).items()
+                if k in RECORD_FIELDS
             }
         )
     return out.getvalue()
 
 
+API_FORMATS = ("json", "jsonl", "csv")
+API_PAGE_SIZE = 100  # a default answer stays small whatever the catalogue's size
+API_MAX_PAGE_SIZE = 1000
+API_KNOWN = KNOWN | {"cursor", "page_size"}
+EXPORT_CHUNK = 500  # rows per database round trip of a streamed export
+
+
+class BadApiParameter(ValueError):
+    """An API-only parameter (format, cursor, page_size) that cannot be used."""
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: str) -> int:
+    """The position a cursor from a `next` link stands for (opaque to clients)."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        text = ""
+    if len(cursor) > 16 or not text.startswith("o") or not text[1:].isdigit():
+        raise BadApiParameter("The cursor is not one this API gave out; start without it.")
+    return int(text[1:])
+
+
+def _api_options(data: QueryDict) -> tuple[str, int, int]:
+    """(format, offset, page size), taken out of `data` so the filters never see them."""
+    fmt = data.pop("format", ["json"])[-1]
+    if fmt not in API_FORMATS:
+        raise BadApiParameter(f"Format must be one of {', '.join(API_FORMATS)}, not {fmt!r}.")
+    offset = _offset(data.pop("cursor")[-1]) if "cursor" in data else 0
+    size = data.pop("page_size", [str(API_PAGE_SIZE)])[-1]
+    if not (size.isascii() and size.isdigit() and 1 <= int(size) <= API_MAX_PAGE_SIZE):
+        raise BadApiParameter(f"page_size must be a whole number from 1 to {API_MAX_PAGE_SIZE}.")
+    return fmt, offset, int(size)
+
+
+def _export(request, filterset, fmt: str) -> StreamingHttpResponse:
+    """Every matching variant, streamed row by row (`.iterator()`): memory and time to the first
+    byte stay flat however many variants match."""
+    absolute = request.build_absolute_uri
+    records = (_record(v, absolute) for v in filterset.qs.iterator(chunk_size=EXPORT_CHUNK))
+    if fmt == "jsonl":
+        lines = (json.dumps(r) + "\n" for r in records)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    else:
+        response = StreamingHttpResponse(
+            _csv_lines(records), content_type="text/csv; charset=utf-8"
+        )
+    response["Content-Disposition"] = f'attachment; filename="variants.{fmt}"'
+    return response
+
+
+def _csv_lines(records):
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=RECORD_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
+
+
 @require_safe
 def api_variants(request):
-    """`{"count": N, "results": [...]}` for /variants/' parameters; 400 with the reasons."""
-    pairs = cache.normalised_query(request, KNOWN)
-    key = (request.path, cache.query_key(pairs), request.get_host())
-    tag = cache.etag(*key)
-    if cache.is_not_modified(request, tag):
-        return cache.mark_cacheable(HttpResponseNotModified(), tag, vary=())
+    """`{"count": N, "next": URL or null, "results": [...]}` for /variants/' parameters, a page
+    of `page_size` (default 100) at a time, the next one at `next`; every match streamed with
+    `format=jsonl` or `format=csv`; 400 with the reasons.
+
+    Programs are not redirected: an old branch spelling ("build-pytorch:main") is read as
+    "build-pytorch/main" in place, and a bare name keeps meaning that branch in every repository."""
+    pairs = [
+        (k, naming.canonical_branch(v) if k == "branch" else v)
+        for k, v in cache.normalised_query(request, API_KNOWN, SINGLE | {"cursor", "page_size"})
+    ]
     data = QueryDict(mutable=True)
     for name, value in pairs:
         data.appendlist(name, value)
+    try:
+        fmt, offset, size = _api_options(data)
+    except BadApiParameter as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
     filterset = _filterset(data)
     if not filterset.is_valid():
         fields = _errors(filterset)
@@ -249,12 +380,26 @@ def api_variants(request):
             {"error": f"Invalid value for {', '.join(sorted(fields))}.", "fields": fields},
             status=400,
         )
+    if fmt != "json":
+        return _export(request, filterset, fmt)
+    key = (request.path, cache.query_key(pairs), request.get_host())
+    tag = cache.etag(*key)
+    if cache.is_not_modified(request, tag):
+        return cache.mark_cacheable(HttpResponseNotModified(), tag, vary=())
 
     def body():
-        results = [_record(v, request.build_absolute_uri) for v in filterset.qs]
-        return json.dumps({"count": len(results), "results": results})
+        count = filterset.qs.count()
+        page = _with_availability(filterset.qs[offset : offset + size])
+        results = [_record(v, request.build_absolute_uri, v.availability) for v in page]
+        following = offset + size
+        next_url = None
+        if following < count:
+            kept_size = None if size == API_PAGE_SIZE else str(size)
+            query = _query(data, cursor=_cursor(following), page_size=kept_size)
+            next_url = request.build_absolute_uri(f"{request.path}?{query}")
+        return json.dumps({"count": count, "next": next_url, "results": results})
 
-    payload = cache.cached("api-variants", body, *key)
+    payload = body() if cache.free_text(pairs) else cache.cached("api-variants", body, *key)
     return cache.mark_cacheable(
         HttpResponse(payload, content_type="application/json"), tag, vary=()
     )

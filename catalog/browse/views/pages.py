@@ -6,23 +6,27 @@ needs, so query counts stay constant) and renders one template.
 
 import re
 
+from django.http import HttpResponseBadRequest
 from django.shortcuts import render
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import NixLexer
+from django.views.decorators.http import require_safe
 
 from catalog import cache, doc_render, lint, naming, queries, vocabulary
 from catalog.audit import run_audit
 from catalog.browse.grid import build_grid
-from catalog.browse.views import compare, select
-from catalog.build_commands import DEFAULT_ORG, variant_commands
+from catalog.browse.views import compare, matrix, select
+from catalog.build_commands import DEFAULT_ORG
 from catalog.recipes.exporting import sync
+from catalog.recipes.nix.highlight import highlight_nix
 
 # `flox publish -o <org>`: the reader's Flox organisation, filled in from ?org= when valid.
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+@require_safe
 def home(request):
+    canonical = matrix.canonical_branch_redirect(request)
+    if canonical is not None:
+        return canonical
     branches = list(queries.branches_overview())
     architectures = list(queries.architectures_overview())
     selector_html, status = select.panel(request.GET)
@@ -44,11 +48,13 @@ def home(request):
 
 def _recipe_html(variant):
     """The variant's .nix recipe exactly as export-recipes writes it (same function), highlighted:
-    an imported variant's own source, with the catalogue's changes edited in."""
-    [text] = sync.exported_texts([variant])
-    return highlight(text, NixLexer(), HtmlFormatter(cssclass="highlight"))
+    an imported variant's own source, with the catalogue's changes edited in. Both steps are
+    done once: the text per catalogue version, the HTML per text."""
+    [text] = cache.cached("recipe-text", lambda: sync.exported_texts([variant]), variant.pk)
+    return cache.by_content("recipe-html", highlight_nix, text)
 
 
+@require_safe
 def variant_detail(request, repository, branch, pname):
     variant = queries.variant_detail(repository, branch, pname)
     org = request.GET.get("org", "").strip()
@@ -57,7 +63,13 @@ def variant_detail(request, repository, branch, pname):
         org_error = "An organisation name has letters, digits, '.', '_' or '-'."
         org = ""
     org = org or DEFAULT_ORG
-    commands = variant_commands(variant.branch.repository, variant.branch.name, variant.pname, org)
+    answer = queries.build_answer(
+        variant.branch.repository,
+        variant.branch.name,
+        variant.pname,
+        variant.status,
+        "" if org == DEFAULT_ORG else org,
+    )
     isa = variant.cpu_isa
     # One query serves "the same variant on other branches" and "compare with…".
     candidates = list(queries.compare_candidates(variant))
@@ -69,7 +81,8 @@ def variant_detail(request, repository, branch, pname):
             "branch": variant.branch,
             "gpu_models": list(variant.gpu_arch.models.all()) if variant.gpu_arch_id else [],
             "isa": isa,
-            "commands": commands,
+            "answer": answer,
+            "commands": answer["commands"],
             "org": "" if org == DEFAULT_ORG else org,
             "org_error": org_error,
             "recipe_path": variant.recipe_path or naming.recipe_path(variant.pname),
@@ -80,6 +93,7 @@ def variant_detail(request, repository, branch, pname):
             "clone_url": vocabulary.REPOSITORIES[variant.branch.repository].url,
             "variant_id": compare.variant_id(variant),
             "compare_candidates": _compare_groups(variant, candidates),
+            **queries.variant_availability(variant),
         },
     )
 
@@ -103,6 +117,7 @@ def _compare_groups(variant, candidates):
     return [(name, options) for name, options in groups if options]
 
 
+@require_safe
 def architectures(request):
     return render(
         request,
@@ -111,34 +126,66 @@ def architectures(request):
     )
 
 
+BRANCHES_PER_PAGE = 20  # branch groups per architecture or ISA page
+
+
+def _paged_groups(request, **filters):
+    """(context, None) with a page of branch groups and its links, or (None, a 400 response)
+    for a page number the list does not have."""
+    from django.core.paginator import Paginator
+
+    from catalog.models import Variant
+
+    raw = request.GET.get("page", "1")
+    branch_ids = queries.branch_ids_of(Variant.objects.filter(**filters))
+    paginator = Paginator(branch_ids, BRANCHES_PER_PAGE)
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= paginator.num_pages):
+        return None, HttpResponseBadRequest(
+            f"The page must be a whole number from 1 to {paginator.num_pages}.\n"
+        )
+    page = paginator.page(int(raw))
+    groups = _branch_groups(queries.variants_by_branch(page.object_list, **filters))
+    links = {
+        "page": page,
+        "previous": f"?page={page.number - 1}" if page.has_previous() else "",
+        "next": f"?page={page.number + 1}" if page.has_next() else "",
+    }
+    return {"groups": groups, "branch_pages": links if paginator.num_pages > 1 else None}, None
+
+
+@require_safe
 def architecture_detail(request, sm):
     arch = queries.architecture_detail(sm)
+    paged, refusal = _paged_groups(request, gpu_arch=arch)
+    if refusal:
+        return refusal
     return render(
         request,
         "catalog/architecture_detail.html",
         {
             "arch": arch,
             "models": list(arch.models.all()),
-            "groups": _branch_groups(queries.variants_by_branch(gpu_arch=arch)),
+            **paged,
             "matrix_param": f"gpu={arch.sm}",
         },
     )
 
 
+@require_safe
 def isas(request):
     return render(request, "catalog/isas.html", {"isas": queries.isas_overview()})
 
 
+@require_safe
 def isa_detail(request, slug):
     isa = queries.isa_detail(slug)
+    paged, refusal = _paged_groups(request, cpu_isa=isa)
+    if refusal:
+        return refusal
     return render(
         request,
         "catalog/isa_detail.html",
-        {
-            "isa": isa,
-            "groups": _branch_groups(queries.variants_by_branch(cpu_isa=isa)),
-            "matrix_param": f"isa={isa.slug}",
-        },
+        {"isa": isa, **paged, "matrix_param": f"isa={isa.slug}"},
     )
 
 
@@ -157,10 +204,12 @@ def _branch_groups(groups):
     ]
 
 
+@require_safe
 def branches(request):
     return render(request, "catalog/branches.html", {"branches": queries.branches_overview()})
 
 
+@require_safe
 def branch_detail(request, repository, branch):
     branch = queries.branch_detail(repository, branch)
     variants = list(queries.branch_variants(branch))
@@ -178,10 +227,12 @@ def branch_detail(request, repository, branch):
     )
 
 
+@require_safe
 def docs(request):
     return render(request, "catalog/docs.html", {"docs": queries.doc_pages()})
 
 
+@require_safe
 def doc(request, slug):
     page = queries.doc_page(slug)
     return render(
@@ -191,10 +242,39 @@ def doc(request, slug):
     )
 
 
+LINT_PER_PAGE = 100  # lint findings per audit page: the page stays small as branches multiply
+
+
+def _audit_result():
+    """The audit, cached per structure version. Of the statuses it reads only which variants are
+    planned, so that set (one small query) is part of the key: a build record that plans or
+    unplans nothing leaves the cached audit in place."""
+    planned = queries.planned_variant_ids()
+    return cache.cached("audit", run_audit, planned, version=cache.structure_version())
+
+
+def _lint_page(branches, page: int) -> tuple[list[dict], int, int]:
+    """Page `page` of every branch's lint findings, grouped by branch: (groups, total, pages)."""
+    flat = [(branch, f) for branch in branches for f in branch.findings]
+    pages = max(1, -(-len(flat) // LINT_PER_PAGE))
+    groups: list[dict] = []
+    for branch, finding in flat[(page - 1) * LINT_PER_PAGE : page * LINT_PER_PAGE]:
+        if not groups or groups[-1]["branch"] is not branch:
+            groups.append({"branch": branch, "findings": []})
+        groups[-1]["findings"].append(finding)
+    return groups, len(flat), pages
+
+
+@require_safe
 def audit(request):
-    # The audit validates every record (queries grow with the catalogue), so its result is
-    # cached per catalogue version: any write retires it.
-    result = cache.cached("audit", run_audit)
+    raw = request.GET.get("page", "1")
+    if not (raw.isascii() and raw.isdigit() and 0 < int(raw) <= 100_000):
+        return HttpResponseBadRequest("The page must be a whole number from 1.\n")
+    page = int(raw)
+    result = _audit_result()
+    groups, total, pages = _lint_page(result.lint, page)
+    if page > pages:
+        return HttpResponseBadRequest(f"The audit's lint has {pages} page(s), not {page}.\n")
     return render(
         request,
         "catalog/audit.html",
@@ -203,7 +283,16 @@ def audit(request):
             "known": result.known,
             "verified": result.verified,
             "lint": result.lint,
+            "lint_groups": groups,
             "lint_count": result.lint_count,
             "lint_rules": lint.RULES,
+            "lint_page": {
+                "number": page,
+                "pages": pages,
+                "first": (page - 1) * LINT_PER_PAGE + 1,
+                "last": min(page * LINT_PER_PAGE, total),
+                "previous": f"?page={page - 1}#lint" if page > 1 else "",
+                "next": f"?page={page + 1}#lint" if page < pages else "",
+            },
         },
     )

@@ -1,7 +1,7 @@
 """The one-screen selector: rows of buttons that narrow the catalogue to one variant.
 
 The narrowing is `catalog.browse.selector_engine` (pure); this module fetches the rows (one query,
-cached per catalogue version), reads the choices from the query string and hands the template what
+cached per structure version), reads the choices from the query string and hands the template what
 it shows. The selector lives on the home page (`/?gpu=sm90&…`); /select/ answers htmx with the
 selector alone, so a click swaps it in place and pushes the home page URL."""
 
@@ -10,12 +10,11 @@ from __future__ import annotations
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
 
-from catalog import cache, queries
+from catalog import cache, naming, queries
 from catalog.browse import selector_engine
-from catalog.build_commands import variant_commands
 
 BadChoice = selector_engine.BadChoice
 MAX_LISTED = 6  # with this few variants left, list them by name
@@ -25,13 +24,18 @@ PANEL = "catalog/_selector_panel.html"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
-def rows() -> list[selector_engine.Row]:
-    """Every variant as a selector row: one query, cached per catalogue version (every write
-    retires it) and kept in-process too."""
-    version = cache.catalogue_version()
+def rows() -> selector_engine.Index:
+    """Every variant as a selector row, indexed by value: one query, cached per structure
+    version (a build outcome does not retire it; the selector shows no status) and kept
+    in-process too."""
+    version = cache.structure_version()
     if _MEMO.get("version") != version:
         _MEMO["rows"] = cache.cached(
-            "selector-rows", lambda: selector_engine.rows_from_records(queries.selector_records())
+            "selector-rows",
+            lambda: selector_engine.index_rows(
+                selector_engine.rows_from_records(queries.selector_records())
+            ),
+            version=version,
         )
         _MEMO["version"] = version
     return _MEMO["rows"]
@@ -43,13 +47,31 @@ def _context(chosen: dict[str, str], embedded: bool) -> dict:
     return {
         "narrowed": narrowed,
         "count": len(narrowed.matches),
-        "listed": narrowed.matches if 1 < len(narrowed.matches) <= MAX_LISTED else [],
+        # Listed by name when few are left, or when the one left is an impossible pairing.
+        "listed": narrowed.matches
+        if 0 < len(narrowed.matches) <= MAX_LISTED and not unique
+        else [],
         "unique": unique,
-        "commands": (
-            variant_commands(unique.repository, unique.branch, unique.pname) if unique else []
+        "answer": (
+            queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
         ),
         "embedded": embedded,
+        "availability": (
+            queries.variant_availability_by_name(unique.repository, unique.branch, unique.pname)
+            if unique
+            else None
+        ),
     }
+
+
+def _resolvers() -> dict:
+    """A GPU or ISA as the site writes it elsewhere, read by catalog.naming (names looked up
+    only when a value is not a slug)."""
+
+    def reader(key, resolve):
+        return lambda value: resolve(value, queries.written_names()[key])
+
+    return {"gpu": reader("gpu", naming.resolve_gpu), "isa": reader("isa", naming.resolve_name)}
 
 
 def _render(context: dict) -> str:
@@ -64,7 +86,7 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
     if hasattr(params, "lists"):
         params = dict(params.lists())
     try:
-        chosen = selector_engine.parse_choices(rows(), params)
+        chosen = selector_engine.parse_choices(rows(), params, _resolvers())
     except BadChoice as exc:
         return _render({**_context({}, embedded), "error": str(exc)}), 400
     html = cache.cached(
@@ -72,19 +94,18 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
         lambda: _render(_context(chosen, embedded)),
         selector_engine.query_string(chosen),
         embedded,
+        version=cache.structure_version(),
     )
     return html, 200
 
 
 @require_safe
+@vary_on_headers("HX-Request")  # the selector alone for htmx, a redirect otherwise
 def selector(request):
     """The selector alone, for htmx; a plain visit goes to the home page with the same choices."""
     home = reverse("catalog:home")
     if not request.htmx:
         query = request.GET.urlencode()
-        response = HttpResponseRedirect(f"{home}?{query}" if query else home)
-    else:
-        html, status = panel(request.GET)
-        response = HttpResponse(html, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+        return HttpResponseRedirect(f"{home}?{query}" if query else home)
+    html, status = panel(request.GET)
+    return HttpResponse(html, status=status)

@@ -86,9 +86,13 @@ class Command(BaseCommand):
         for branch in dirty:
             origin = "imported" if branch.imported else "seeded"
             effect = "gates the exit code" if branch.gates else "shown, does not gate the exit code"
+            recorded = sum(1 for f in branch.findings if branch.is_recorded(f))
+            if recorded:
+                effect += f"; {recorded} recorded, which do not"
             self.stdout.write(f"- {branch.name} ({origin}; {effect}): {len(branch.findings)}")
             for f in branch.findings:
-                self.stdout.write(f"    [{f.rule}] {f.variant}: {f.message}")
+                known = " (recorded: does not gate)" if branch.is_recorded(f) else ""
+                self.stdout.write(f"    [{f.rule}] {f.variant}: {f.message}{known}")
 
 
 def _failure(result: AuditResult) -> str:

@@ -1,17 +1,22 @@
 """Write the catalogue's recipes and generated docs into export trees or a build-repo checkout.
 
-Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
+--diff prints the unified diff of each file written (with --check or --dry-run: that would be
+written). Exit codes: 0 done (or --check found nothing to change), 1 --check found differing files,
 2 bad input (CommandError: unknown branch, not a checkout, unwritable target, a path that would
 leave its target or pass through a symbolic link — nothing is written then), 3 a recipe whose
 changed field cannot be edited in place was left unwritten (every other file was written).
 """
 
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog import vocabulary
 from catalog.recipes import verify as recipe_verify
 from catalog.recipes.exporting import sync
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -35,7 +40,7 @@ class Command(BaseCommand):
             "--library",
             action="append",
             default=[],
-            choices=["pytorch", "torchvision", "torchaudio"],
+            choices=list(vocabulary.LIBRARIES),
             help="only these recipes (repeatable)",
         )
         parser.add_argument(
@@ -43,6 +48,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--check", action="store_true", help="write nothing; exit 1 if any file differs"
+        )
+        parser.add_argument(
+            "--diff",
+            action="store_true",
+            help="print the unified diff of every file export writes (or would write)",
         )
         parser.add_argument(
             "--prune",
@@ -77,14 +87,17 @@ class Command(BaseCommand):
                 check=opts["check"],
                 prune=opts["prune"],
                 checkout=bool(opts["into"]),
+                diffs=opts["diff"],
             )
         except sync.SyncError as exc:
+            log.error("Export failed: %s", exc)
             raise CommandError(str(exc), returncode=2) from exc
         self._report(report, opts, len(targets))
         if opts["verify"]:
             recipe_verify.verify_folders([root for root, _ in targets], self.stdout, self.style)
         if report.problems:
             for problem in report.problems:
+                log.warning("Recipe not exported: %s", problem)
                 self.stderr.write(problem)
             raise CommandError(
                 f"{len(report.problems)} recipes were not written because a changed field cannot "
@@ -111,9 +124,11 @@ class Command(BaseCommand):
                 verb = "removed" if outcome.action == "removed" else "would remove"
                 note = "temporary file of an interrupted export"
                 self.stdout.write(self.style.WARNING(f"{verb}: {outcome.path} ({note})"))
-            elif outcome.action != "unchanged" and (verbose or opts["check"]):
+            elif outcome.action != "unchanged" and (verbose or opts["check"] or opts["diff"]):
                 verb = f"would {outcome.action[:-1]}" if previewing else outcome.action
                 self.stdout.write(f"{verb}: {outcome.path}")
+                if opts["diff"]:
+                    self.stdout.write(outcome.diff.rstrip("\n"))
             elif opts["verbosity"] > 1:
                 self.stdout.write(f"unchanged: {outcome.path}")
         for note in report.notes:

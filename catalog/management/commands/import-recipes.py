@@ -3,11 +3,16 @@
 `import-recipes PATH --repository R --branch B` reads a checkout's `.flox/pkgs`;
 `import-recipes --git CLONE [--branch B …] [--repository R]` reads branches of a clone from its
 git objects. Files that are not recipes are all listed (file:line: reason) and nothing is
-imported, unless --skip-invalid. Exit 0 on success; 2 when the input cannot be used.
+imported, unless --skip-invalid. A variant already in the catalogue is merged three ways against
+the text last imported (catalog.recipes.importing.store.merge_values): a field changed both in
+the catalogue and in the checkout keeps the catalogue's value and is reported as a conflict.
+Exit 0 on success; 2 when the input cannot be used; 3 when the import (or --dry-run) found
+conflicts (everything else was imported).
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -24,6 +29,8 @@ from catalog.recipes.importing.store import (
     import_checkout,
     import_sources,
 )
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -60,13 +67,23 @@ class Command(BaseCommand):
             else:
                 reports = [self._from_checkout(opts["path"], repository, names, options)]
         except ImportFailure as exc:
+            log.warning("Import refused (%s %s): %s", repository, names, exc)
             for line in exc.details:
                 self.stderr.write(line)
             raise CommandError(str(exc), returncode=2) from exc
         except git_source.GitError as exc:
+            log.warning("Import refused (%s %s): %s", repository, names, exc)
             raise CommandError(str(exc), returncode=2) from exc
         for report in reports:
             self._print(report, opts["verbosity"])
+        conflicts = sum(len(report.conflicts) for report in reports)
+        if conflicts:
+            raise CommandError(
+                f"{conflicts} fields were changed both in the catalogue and in the checkout since "
+                "the last import (listed above); the catalogue's values were kept — set the ones "
+                "you want in the admin or with edit-variants.",
+                returncode=3,
+            )
 
     def _from_checkout(self, path, repository, branches, options) -> ImportReport:
         if not repository or len(branches) != 1:
@@ -146,6 +163,13 @@ class Command(BaseCommand):
         if verbosity > 1:
             for path, sentence in report.findings:
                 self.stdout.write(f"finding: {path}: {sentence}")
+        for path, name, ours, theirs in report.conflicts:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"conflict: {path}: {name}: catalogue {ours}, checkout {theirs} "
+                    "(the catalogue's value kept)"
+                )
+            )
         for note in report.inferred:
             self.stdout.write(f"inferred for the new branch: {note}")
         prefix = "dry run (nothing saved): " if report.dry_run else ""

@@ -13,15 +13,14 @@ from django.utils.dateparse import parse_datetime
 from catalog import services
 
 
-def _non_negative_int(value: str) -> int:
+def _non_negative_int(value: str, flag: str) -> int:
+    unit = "seconds" if flag == "--duration" else "bytes"
     try:
         number = int(value)
     except ValueError:
-        raise CommandError(
-            f"--duration must be a whole number of seconds, not {value!r}."
-        ) from None
+        raise CommandError(f"{flag} must be a whole number of {unit}, not {value!r}.") from None
     if number < 0:
-        raise CommandError("--duration must be 0 or more seconds.")
+        raise CommandError(f"{flag} must be 0 or more {unit}.")
     return number
 
 
@@ -42,6 +41,23 @@ class Command(BaseCommand):
         parser.add_argument("--commit", default="", help="the build repository's commit")
         parser.add_argument("--host", default="", help="the machine that built it")
         parser.add_argument("--started-at", help="ISO 8601 start time (default: now)")
+        parser.add_argument(
+            "--output",
+            action="append",
+            default=[],
+            dest="outputs",
+            help="an output store path (/nix/store/…); repeat for several outputs",
+        )
+        parser.add_argument("--system", default="", help="e.g. x86_64-linux")
+        parser.add_argument("--nixpkgs-rev", default="", help="the nixpkgs commit built against")
+        parser.add_argument("--nar-size", help="the output's NAR size in bytes")
+        parser.add_argument("--closure-size", help="the closure's size in bytes")
+        parser.add_argument("--flox-catalog", default="", help="Flox catalog organisation")
+        parser.add_argument("--flox-package", default="", help="package name in that catalog")
+        parser.add_argument("--flox-version", default="", help="version published there")
+        parser.add_argument(
+            "--published-cache-url", default="", help="binary cache the output was pushed to"
+        )
 
     def handle(self, *args: str, **options: Any) -> None:
         started_at = None
@@ -54,8 +70,13 @@ class Command(BaseCommand):
                 raise CommandError(
                     "--started-at must be an ISO 8601 date and time, e.g. 2026-01-31T12:00:00Z."
                 )
-        duration = (
-            _non_negative_int(options["duration"]) if options["duration"] is not None else None
+        duration, nar_size, closure_size = (
+            _non_negative_int(options[name], flag) if options[name] is not None else None
+            for name, flag in (
+                ("duration", "--duration"),
+                ("nar_size", "--nar-size"),
+                ("closure_size", "--closure-size"),
+            )
         )
         try:
             record = services.record_build(
@@ -68,11 +89,25 @@ class Command(BaseCommand):
                 commit=options["commit"],
                 host=options["host"],
                 started_at=started_at,
+                outputs=options["outputs"],
+                nar_size=nar_size,
+                closure_size=closure_size,
+                **{
+                    name: options[name]
+                    for name in (
+                        "system",
+                        "nixpkgs_rev",
+                        "flox_catalog",
+                        "flox_package",
+                        "flox_version",
+                        "published_cache_url",
+                    )
+                },
             )
         except services.UnknownVariant as exc:
             raise CommandError(f"{exc} Nothing was recorded.") from None
         except ValidationError as exc:
-            messages = " ".join(exc.messages)
+            messages = services.validation_message(exc)
             raise CommandError(f"{messages} Nothing was recorded.") from None
         if options["verbosity"] >= 1:
             variant = record.variant

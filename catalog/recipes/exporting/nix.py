@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from catalog import naming
+from catalog import naming, vocabulary
 from catalog.models import DISABLEABLE_FEATURES
 from catalog.recipes.nix.facts import PytorchSource, RecipeFacts
 from catalog.recipes.nix.syntax import indented, quote
@@ -45,7 +45,7 @@ def first_model(arch) -> str:
 
 
 def description(variant) -> str:
-    lib = P.LIBRARY_DISPLAY[variant.library]
+    lib = vocabulary.LIBRARIES[variant.library].label
     if variant.backend == "cuda":
         arch, isa = variant.gpu_arch, variant.cpu_isa
         return (
@@ -57,7 +57,7 @@ def description(variant) -> str:
 
 
 def long_description(variant) -> list[str]:
-    lib = P.LIBRARY_DISPLAY[variant.library]
+    lib = vocabulary.LIBRARIES[variant.library].label
     blas = P.BLAS[variant.blas]
     family = P.FAMILIES[variant.backend]
     lines = []
@@ -67,7 +67,7 @@ def long_description(variant) -> list[str]:
         lines += [
             f"Custom {lib} build with targeted optimizations:",
             f"- GPU: NVIDIA {arch.name} architecture ({arch.sm.upper()}) - {models}",
-            f"- CPU: {P.ARCH_DISPLAY[isa.arch]} with {isa.label} instruction set",
+            f"- CPU: {_arch_name(isa.arch)} with {isa.label} instruction set",
             f"- CUDA: {variant.cuda_version} with compute capability {arch.compute_capability}",
         ]
     elif variant.backend == "cpu":
@@ -86,7 +86,7 @@ def long_description(variant) -> list[str]:
     lines.append(f"- Python: {variant.python_version}")
     disabled = ordered_features(variant.disabled_features)
     if disabled:
-        lines.append("- Switched off: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled))
+        lines.append("- Switched off: " + ", ".join(vocabulary.FEATURES[f].label for f in disabled))
     if variant.depends_on_id:
         lines.append(f"- Built against: {variant.depends_on.pname}")
     if variant.backend == "cpu":
@@ -198,7 +198,7 @@ def target_bindings(variant) -> list[str]:
 
 def _env_lines(variant, family) -> list[str]:
     disabled = ordered_features(variant.disabled_features)
-    off_env = {P.FEATURE_ENV[f] for f in disabled}
+    off_env = {vocabulary.FEATURES[f].switch for f in disabled}
     lines = []
     for name, value in family.base_env:
         if name in off_env or P.DEPENDENT_ENV.get(name) in disabled:
@@ -209,9 +209,10 @@ def _env_lines(variant, family) -> list[str]:
         lines.append(f"export BLAS={blas.env}")
     if disabled:
         lines.append(
-            "# Switched off for this variant: " + ", ".join(P.FEATURE_DISPLAY[f] for f in disabled)
+            "# Switched off for this variant: "
+            + ", ".join(vocabulary.FEATURES[f].label for f in disabled)
         )
-        lines += [f"export {P.FEATURE_ENV[f]}=0" for f in disabled]
+        lines += [f"export {vocabulary.FEATURES[f].switch}=0" for f in disabled]
     return lines
 
 
@@ -230,7 +231,7 @@ def _sh(text: str) -> str:
 
 
 def _banner(variant) -> list[str]:
-    lib = P.LIBRARY_DISPLAY[variant.library]
+    lib = vocabulary.LIBRARIES[variant.library].label
     lines = [
         'echo "========================================="',
         f'echo "{lib} Build Configuration"',
@@ -318,7 +319,7 @@ def _metadata_attrs(variant, pad) -> list[str]:
         "",
         f"{pad}passthru = (oldAttrs.passthru or {{ }}) // {{",
         f"{pad}  gpuArch = {gpu};",
-        f"{pad}  blasProvider = {quote(P.BLAS[variant.blas].provider)};",
+        f"{pad}  blasProvider = {quote(vocabulary.BLAS[variant.blas].provider)};",
         f"{pad}  cpuISA = {isa};",
         f"{pad}  disabledFeatures = {_list(ordered_features(variant.disabled_features))};",
         f"{pad}}};",
@@ -374,7 +375,7 @@ def _torch_expression(variant, nixpkgs_name, pad, repo_profile, own: bool) -> li
 
 def _companion_expression(variant, nixpkgs_name, pad, repo_profile) -> list[str]:
     py = python_set(variant, nixpkgs_name)
-    attr = P.LIBRARY_ATTRS[variant.library]
+    attr = vocabulary.LIBRARIES[variant.library].attr
     inner = pad + "  "
     family = P.FAMILIES[variant.backend]
     lines = [
@@ -453,12 +454,29 @@ def recipe_facts(variant) -> RecipeFacts:
     )
 
 
+def _arch_name(arch: str) -> str:
+    return vocabulary.CPU_ARCHES[arch].description
+
+
 def uses_import_form(variant) -> bool:
-    profile = P.REPOSITORIES[variant.branch.repository]
+    repository = vocabulary.REPOSITORIES[variant.branch.repository]
     return (
         variant.library != "pytorch"
-        and profile.companion_form == "import"
+        and repository.companion_form == vocabulary.COMPANION_SIBLING
+        and variant.depends_on_id is not None
         and variant.depends_on.branch_id == variant.branch_id
+    )
+
+
+def _pytorch_name(variant) -> str:
+    """The PyTorch variant a companion's configuration names (same backend, CUDA, GPU, ISA)."""
+    return naming.compose(
+        "pytorch",
+        variant.python_version,
+        variant.backend,
+        variant.cuda_version,
+        variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        variant.cpu_isa.slug if variant.cpu_isa_id else "",
     )
 
 
@@ -483,8 +501,12 @@ def render_recipe(variant) -> str:
                 f"  customPytorch = import ./{dep.pname}.nix {{ inherit pkgs; }};",
             ]
         else:
-            lines += [f"  # Custom PyTorch with the configuration of {dep.pname}"]
-            expr = _torch_expression(dep, nixpkgs_name, "  ", repo_profile, own=False)
+            # An impossible pairing has no PyTorch variant (none is built for a machine that
+            # cannot exist); its recipe builds torch inline with its own, identical configuration.
+            config = dep or variant
+            name = dep.pname if dep else _pytorch_name(variant)
+            lines += [f"  # Custom PyTorch with the configuration of {name}"]
+            expr = _torch_expression(config, nixpkgs_name, "  ", repo_profile, own=False)
             expr[0] = "  customPytorch = " + expr[0].lstrip()
             expr[-1] += ";"
             lines += expr

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog import vocabulary
+
 # nixpkgs attribute set per Python version. The seeds' examples use `python3Packages` for
 # 3.13 (002: "Default python3Packages points to Python 3.13"); other versions are explicit.
 PYTHON_PACKAGES = {
@@ -17,40 +19,24 @@ PYTHON_PACKAGES = {
     "3.11": "python311Packages",
 }
 
-# The nixpkgs attribute of each library inside a Python package set (003 uses `torch`; the
-# older `pytorch` is only an alias).
-LIBRARY_ATTRS = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
-LIBRARY_DISPLAY = {"pytorch": "PyTorch", "torchvision": "TorchVision", "torchaudio": "TorchAudio"}
-
-ARCH_DISPLAY = {"x86_64": "x86-64", "aarch64": "AArch64"}
+# Library names and attributes, BLAS providers, feature switches and repositories are the
+# vocabulary's (catalog.vocabulary); these tables hold only what a recipe adds to them.
 
 
 @dataclass(frozen=True)
 class Blas:
-    provider: str  # passthru.blasProvider
     env: str  # PyTorch's BLAS= build variable; "" where the GPU build keeps nixpkgs' choice
     attr: str  # nixpkgs attribute added to buildInputs; "" where none is needed
     long: str  # the longDescription line
 
 
 BLAS = {
-    "cublas": Blas("cublas", "", "", "cuBLAS for GPU operations"),
-    "openblas": Blas(
-        "openblas", "OpenBLAS", "openblas", "OpenBLAS for CPU linear algebra operations"
-    ),
-    "mkl": Blas("mkl", "MKL", "mkl", "Intel MKL for CPU linear algebra operations"),
+    "cublas": Blas("", "", "cuBLAS for GPU operations"),
+    "openblas": Blas("OpenBLAS", "openblas", "OpenBLAS for CPU linear algebra operations"),
+    "mkl": Blas("MKL", "mkl", "Intel MKL for CPU linear algebra operations"),
     # Accelerate ships with the macOS SDK that nixpkgs' darwin stdenv provides.
-    "veclib": Blas("veclib", "vecLib", "", "vecLib (Apple Accelerate framework)"),
+    "veclib": Blas("vecLib", "", "vecLib (Apple Accelerate framework)"),
 }
-
-# Build variable that switches each disableable library off (Variant.disabled_features).
-FEATURE_ENV = {
-    "cudnn": "USE_CUDNN",
-    "fbgemm": "USE_FBGEMM",
-    "mkldnn": "USE_MKLDNN",
-    "nnpack": "USE_NNPACK",
-}
-FEATURE_DISPLAY = {"cudnn": "cuDNN", "fbgemm": "FBGEMM", "mkldnn": "MKLDNN", "nnpack": "NNPACK"}
 
 
 @dataclass(frozen=True)
@@ -102,16 +88,10 @@ class RepositoryProfile:
     """How a build repository writes its recipes."""
 
     ninja_jobs: int  # ninjaFlags -j and MAX_JOBS (003: 32)
-    # "import": a companion imports its PyTorch recipe from the same .flox/pkgs (001);
-    # "inline": the recipe builds its own custom PyTorch first (003).
-    companion_form: str
 
 
-REPOSITORIES = {
-    "build-pytorch": RepositoryProfile(ninja_jobs=32, companion_form="import"),
-    "build-torchvision": RepositoryProfile(ninja_jobs=32, companion_form="inline"),
-    "build-torchaudio": RepositoryProfile(ninja_jobs=32, companion_form="inline"),
-}
+# How a companion gets its PyTorch is the vocabulary's Repository.companion_form.
+REPOSITORIES = {name: RepositoryProfile(ninja_jobs=32) for name in vocabulary.REPOSITORIES}
 
 # Comments shown beside each compiler flag in cpuFlags (001's example).
 FLAG_COMMENTS = {

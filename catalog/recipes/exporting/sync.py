@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -24,7 +25,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from catalog import naming
+from catalog import naming, vocabulary
 from catalog.models import Branch, CpuIsa, Variant
 from catalog.recipes import exporting
 from catalog.recipes.exporting import readme
@@ -33,7 +34,7 @@ from catalog.recipes.nix.errors import EditError
 
 README = "README.md"
 BUILD_MATRIX = "BUILD_MATRIX.md"
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 
 
 class SyncError(Exception):
@@ -160,13 +161,16 @@ def _read_text(path: Path) -> str | None:
         raise SyncError(f"{path} is not UTF-8 text; fix or remove it, then export again.") from exc
 
 
-# atomic_write's mkstemp names: ".<name>." + 8 characters of tempfile's alphabet + ".tmp".
-_LEFTOVER = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+# atomic_write's mkstemp names carry a marker no other tool writes, so a leftover is provably
+# the catalogue's own: ".<name>.variant-catalogue-" + 8 characters of tempfile's alphabet + ".tmp".
+TEMP_MARKER = "variant-catalogue-"
+_LEFTOVER = re.compile(rf"\..+\.{TEMP_MARKER}[a-z0-9_]{{8}}\.tmp")
 
 
 def _remove_leftovers(report, dirs, write: bool) -> None:
-    """Temporary files of an export that was killed between mkstemp and the rename: only that
-    exact name pattern, only regular files, only in directories this export writes."""
+    """Temporary files of an export that was killed between mkstemp and the rename: only names
+    carrying the catalogue's marker (TEMP_MARKER), only regular files, only in directories this
+    export writes."""
     for directory in sorted(dirs):
         if not directory.is_dir() or directory.is_symlink():
             continue
@@ -186,7 +190,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write through a temporary file in the same directory and rename it over the target, so
     an interrupted run leaves either the old file or the new one, never half of either."""
     mode = path.lstat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{TEMP_MARKER}", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -219,6 +223,8 @@ class FileOutcome:
     # created | updated | unchanged | stale | pruned | refused, and for an interrupted export's
     # temporary files: removed (or leftover, when previewing)
     action: str
+    # created | updated: the unified diff from what the file held to what export writes
+    diff: str = ""
 
 
 @dataclass
@@ -327,8 +333,24 @@ def _compare(root: Path, files: dict[str, str]) -> list[tuple[Path, bytes, str]]
     return compared
 
 
-def _write_changed(report, compared, write: bool) -> None:
+def file_diff(root: Path, path: Path, data: bytes) -> str:
+    """A unified diff, paths relative to the tree, from what `path` holds to `data`."""
+    rel = path.relative_to(root).as_posix()
+    old = (read_regular(path) or b"").decode("utf-8", "replace")
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            data.decode("utf-8").splitlines(keepends=True),
+            fromfile=f"a/{rel}" if old else "/dev/null",
+            tofile=f"b/{rel}",
+        )
+    )
+
+
+def _write_changed(report, compared, write: bool, diff_root: Path | None) -> None:
+    """Write what changed (when `write`); with a `diff_root`, each change's diff is kept."""
     for path, data, action in compared:
+        diff = file_diff(diff_root, path, data) if diff_root and action != "unchanged" else ""
         if write and action != "unchanged":
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -337,7 +359,7 @@ def _write_changed(report, compared, write: bool) -> None:
                 raise SyncError(
                     f"Cannot write {path}: {exc.strerror or exc}; nothing else was changed there."
                 ) from exc
-        report.outcomes.append(FileOutcome(path, action))
+        report.outcomes.append(FileOutcome(path, action, diff))
 
 
 def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
@@ -345,25 +367,34 @@ def written_by_catalogue(root: Path, rel: str, source_commit: str) -> bool:
     (its generated note is in the file), or it is unchanged since the commit the branch was
     imported from, so git holds it and the variant read from it was deleted in the catalogue.
     Anything else — a maintainer's own file, or one edited since — is theirs."""
-    path = root / rel
-    if GENERATED_NOTE.encode() in (read_regular(path) or b""):
+    data = read_regular(root / rel)
+    if data is None:
+        return False
+    if GENERATED_NOTE.encode() in data:
         return True
     if not source_commit or not (root / ".git").exists():
         return False
-    git = ["git", "-C", str(root)]
     try:
         stored = subprocess.run(
-            [*git, "rev-parse", "--verify", "-q", f"{source_commit}:{rel}"],
+            [*SAFE_GIT, "-C", str(root), "rev-parse", "--verify", "-q", f"{source_commit}:{rel}"],
             capture_output=True,
             text=True,
             check=False,
         )
-        current = subprocess.run(
-            [*git, "hash-object", "--", rel], capture_output=True, text=True, check=False
-        )
     except OSError:
         return False
-    return stored.returncode == 0 and stored.stdout.strip() == current.stdout.strip()
+    return stored.returncode == 0 and stored.stdout.strip() == blob_id(data)
+
+
+# git run in a checkout export writes to: no hooks and no file-system monitor from its config
+# (rev-parse runs neither today; the options keep it so). Blobs are hashed here, never by
+# `git hash-object`, which runs the checkout's clean filters.
+SAFE_GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file's bytes stored unfiltered (`git hash-object --no-filters`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _stale_recipes(report, root: Path, branch, known: set[str], prune: bool, write: bool) -> None:
@@ -418,7 +449,7 @@ def _check_target(root: Path, branch, libraries, repo_branches, counts, isas, ch
 
 
 def export_recipes(
-    targets, libraries=(), dry_run=False, check=False, prune=False, checkout=False
+    targets, libraries=(), dry_run=False, check=False, prune=False, checkout=False, diffs=False
 ) -> ExportReport:
     """targets: [(root directory, Branch)]. Every target is planned, compared and checked first
     (paths inside the root, no symbolic link followed); only then is what differs written, so a
@@ -426,7 +457,8 @@ def export_recipes(
 
     `checkout`: the targets are build-repo checkouts the catalogue did not create, so a missing
     README.md / BUILD_MATRIX.md is not created. A recipe whose changed field cannot be edited in
-    place is not written (`refused`, with its sentence in `problems`)."""
+    place is not written (`refused`, with its sentence in `problems`). `diffs`: each created or
+    updated file's outcome carries its unified diff (export-recipes --diff)."""
     report = ExportReport()
     write = not (dry_run or check)
     counts = Counter(Variant.objects.values_list("branch_id", flat=True))
@@ -445,7 +477,7 @@ def export_recipes(
         root, plan = target.root, target.plan
         dirs = {root, root / PKGS_DIR} | {path.parent for path, _, _ in target.compared}
         _remove_leftovers(report, dirs, write)
-        _write_changed(report, target.compared, write)
+        _write_changed(report, target.compared, write, root if diffs else None)
         report.outcomes += [FileOutcome(root / rel, "refused") for rel in sorted(plan.refused)]
         report.problems += [f"{root / rel}: {why}" for rel, why in sorted(plan.refused.items())]
         report.notes += [f"{root}/{note}" for note in plan.notes]

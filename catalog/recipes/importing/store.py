@@ -31,7 +31,7 @@ from catalog.recipes.nix.errors import RecipeError
 from catalog.recipes.nix.read import MAX_RECIPE_CHARS, read_recipe
 from catalog.services import assign_changed
 
-PKGS_DIR = ".flox/pkgs"
+PKGS_DIR = vocabulary.PKGS_DIR
 BUILD_MATRIX = "BUILD_MATRIX.md"
 
 
@@ -70,6 +70,9 @@ class ImportReport:
     findings: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence)
     unplaced: list[tuple[str, str]] = field(default_factory=list)  # (path, sentence), printed
     invalid: list[str] = field(default_factory=list)  # "path:line: reason", skipped
+    # (path, field, catalogue value, checkout value): changed on both sides since the last
+    # import; the catalogue's value was kept.
+    conflicts: list[tuple[str, str, str, str]] = field(default_factory=list)
     dry_run: bool = False
 
     def count(self, outcome: str) -> int:
@@ -92,7 +95,10 @@ class ImportReport:
             text += f", {len(self.invalid)} skipped (not recipes)"
         if self.unplaced:
             text += f"; {len(self.unplaced)} values not placed (listed above; the audit lists them)"
-        return text + f"; {len(self.findings)} findings"
+        text += f"; {len(self.findings)} findings"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} conflicts (the catalogue's values kept)"
+        return text
 
 
 # ---------------------------------------------------------------- reading
@@ -377,6 +383,74 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:60] + "…"
 
 
+# Fields with no place in a recipe belong to the catalogue: import sets them on a new variant
+# (from the recipe's header comments) and never overwrites them afterwards.
+CATALOGUE_OWNED = ("use_case", "notes", "status")
+# The record of what was imported: always the checkout's, the base of the next three-way merge.
+IMPORT_RECORD = ("origin", "recipe_path", "recipe_text", "recipe_facts", "depends_on")
+
+
+def _merge_shown(value) -> str:
+    if isinstance(value, GpuArchitecture):
+        return value.sm
+    if isinstance(value, CpuIsa):
+        return value.slug
+    if value in ("", None, [], {}):
+        return "(none)"
+    return str(value)
+
+
+def _base_values(variant: Variant, tables: Tables, defaults, archs, isas) -> dict | None:
+    """The field values the text last imported for this variant gave (None: nothing imported,
+    or the stored text no longer reads)."""
+    if variant.origin != "imported" or not variant.recipe_text:
+        return None
+    try:
+        facts = read_recipe(variant.recipe_text)
+    except RecipeError:
+        return None
+    stem = PurePosixPath(variant.recipe_path).stem
+    interpreted = interpret(facts, stem, tables, defaults)
+    values = _values(interpreted, variant.recipe_text, variant.recipe_path, archs, isas)
+    # Fitted as the checkout's values are, so an unchanged value compares equal.
+    return None if _fit(values, []) else values
+
+
+def merge_values(variant: Variant, theirs: dict, base: dict | None, path: str, report) -> dict:
+    """The values to store on an existing variant: a three-way merge of the catalogue's values
+    (ours), the checkout's (theirs) and those of the text last imported (base). Unchanged in
+    the checkout: ours stay; changed only in the checkout: theirs; changed on both sides to
+    different values: ours stay and the conflict is reported."""
+    merged = {}
+    for name, value in theirs.items():
+        if name in CATALOGUE_OWNED:
+            continue
+        if base is None or name in IMPORT_RECORD:
+            merged[name] = value
+            continue
+        ours = getattr(variant, name)
+        if value == base[name] or ours == value:
+            continue  # the checkout did not change it, or both sides agree
+        if ours == base[name]:
+            merged[name] = value
+        else:
+            report.conflicts.append((path, name, _merge_shown(ours), _merge_shown(value)))
+    return merged
+
+
+def recipe_values(text: str, path: str, branch: Branch) -> tuple[dict, list[str]]:
+    """A recipe's field values (as import would store them on a new variant, depends_on left
+    to the caller) and its findings. Raises RecipeError when the text is not a recipe."""
+    facts = read_recipe(text)
+    defaults = BranchDefaults(
+        branch.python_version, branch.cuda_versions[0] if branch.cuda_versions else ""
+    )
+    archs = {a.sm: a for a in GpuArchitecture.objects.all()}
+    isas = {i.slug: i for i in CpuIsa.objects.all()}
+    interpreted = interpret(facts, PurePosixPath(path).stem, _tables(), defaults)
+    return _values(interpreted, text, path, archs, isas), interpreted.findings
+
+
 def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
     tables = _tables()
     archs = {a.sm: a for a in GpuArchitecture.objects.all()}
@@ -410,6 +484,10 @@ def _apply_variants(report: ImportReport, branch: Branch, parsed) -> None:
         if variant is None:
             variant, outcome = Variant(branch=branch, status="recipe", **values), "created"
         else:
+            # An unchanged file is its own base (the common case: no second parse).
+            same = variant.origin == "imported" and variant.recipe_text == text
+            base = values if same else _base_values(variant, tables, defaults, archs, isas)
+            values = merge_values(variant, values, base, path, report)
             outcome = "updated" if assign_changed(variant, values) else "unchanged"
         if outcome != "unchanged":
             variant.save()

@@ -414,9 +414,8 @@ def _bound_name(recipe: Recipe, node: Node) -> str:
     parent = node.parent
     while parent is not None and parent.type != "binding":
         parent = parent.parent
-    if parent is None:
-        return "a literal"
-    return recipe.src.text_of(parent.child_by_field_name("attrpath"))
+    path = parent.child_by_field_name("attrpath") if parent is not None else None
+    return recipe.src.text_of(path) if path is not None else "a literal"
 
 
 # ---------------------------------------------------------------- meta, cmakeFlags, passthru
@@ -470,6 +469,8 @@ def _passthru(
         if key in current:
             if current[key] != wanted:
                 node = S.unwrap(recipe.passthru_bindings[key].value)
+                if node is None:
+                    raise EditError(f"passthru.{key}", "it has no value; edit it by hand")
                 splices.append(_replace_literal(recipe.src, node, literal(wanted), name))
         else:
             _check_new_passthru_key(recipe, key)
@@ -488,10 +489,11 @@ def _check_new_passthru_key(recipe: Recipe, key: str) -> None:
     an expression."""
     binding = recipe.passthru_bindings.get(key)
     if binding is not None:
+        value = binding.value
+        shown = recipe.src.text_of(value)[:40] if value is not None else ""
         raise EditError(
             f"passthru.{key}",
-            f"it is written as an expression ({recipe.src.text_of(binding.value)[:40]}), "
-            "not a literal; edit it by hand",
+            f"it is written as an expression ({shown}), not a literal; edit it by hand",
         )
 
 

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,6 +36,16 @@ NIX_OPTIONS = {
     "build-users-group": "",
 }
 MEMORY_LIMIT = 1024**3  # address space of one nix-instantiate process (it needs ~100 MiB)
+# The Python side reads nix-instantiate's stderr within bounds too (a recipe can trace without
+# end): lines are cut at MAX_LINE characters, only the last TAIL_LINES after a record are kept,
+# cut shorter (Nix's error comes last), the queue between the reading thread and the runner is
+# bounded, and
+# a run that writes more than MAX_OUTPUT characters is stopped.
+MAX_LINE = 256 * 1024
+QUEUED_LINES = 32  # at most 8 MiB waiting
+TAIL_LINES, TAIL_LINE = 200, 4096  # Nix's error and its location lines are short
+MAX_OUTPUT = 64 * 1024**2
+TOTAL_TIMEOUT_S = 900.0  # the whole verification, whatever the number of recipes
 _ERROR_LINE = re.compile(r"^error: (?P<message>.*)$")
 _LOCATION_LINE = re.compile(r"^\s*at (?P<path>/[^:]+):(?P<line>\d+):(?P<column>\d+):?$")
 
@@ -55,9 +66,14 @@ def nix_instantiate() -> str | None:
 
 
 def evaluate(
-    paths: Sequence[Path], *, jobs: int = 2, file_timeout: float = FILE_TIMEOUT_S
+    paths: Sequence[Path],
+    *,
+    jobs: int = 2,
+    file_timeout: float = FILE_TIMEOUT_S,
+    total_timeout: float = TOTAL_TIMEOUT_S,
 ) -> list[Evaluation]:
-    """One Evaluation per path, in order. `jobs` processes share the list between them."""
+    """One Evaluation per path, in order. `jobs` processes share the list between them; past
+    `total_timeout` seconds the recipes not yet evaluated are reported as such."""
     program = nix_instantiate()
     if program is None:
         raise EvaluatorUnavailable(
@@ -67,6 +83,10 @@ def evaluate(
     paths = [Path(p).absolute() for p in paths]
     with tempfile.TemporaryDirectory(prefix="verify-recipes-") as tmp:
         runner = _Runner(program, Path(tmp), _allowed_dirs(paths), file_timeout)
+        runner.deadline = time.monotonic() + total_timeout
+        runner.overall = (
+            f"not evaluated: the verification ran past its overall limit ({total_timeout:g} s)"
+        )
         runner.self_test()
         if not paths:
             return []
@@ -91,6 +111,8 @@ class _Runner:
         self.tmp = tmp
         self.allowed = allowed
         self.file_timeout = file_timeout
+        self.deadline = float("inf")  # of the whole verification (time.monotonic())
+        self.overall = "not evaluated: the verification ran past its overall limit"
         for name in ("state", "log", "conf", "home", "lists"):
             (tmp / name).mkdir()
         (tmp / "conf" / "nix.conf").write_text("")  # no user or system settings apply
@@ -134,6 +156,8 @@ class _Runner:
         done: list[Evaluation] = []
         while len(done) < len(paths):
             rest = paths[len(done) :]
+            if time.monotonic() >= self.deadline:
+                return done + [Evaluation(p, None, self.overall) for p in rest]
             records, tail, failure = self._run(f"{index}-{len(done)}", rest)
             done += [Evaluation(rest[i], records[i]) for i in range(len(records))]
             if failure and len(records) < len(rest):
@@ -161,17 +185,24 @@ class _Runner:
             errors="replace",
         )
         _limit_memory(process.pid)
-        lines: queue.Queue = queue.Queue()
+        lines: queue.Queue = queue.Queue(maxsize=QUEUED_LINES)
         threading.Thread(target=_pump, args=(process.stderr, lines), daemon=True).start()
         records: list[dict] = []
-        tail: list[str] = []
-        deadline = time.monotonic() + self.file_timeout
+        tail: deque[str] = deque(maxlen=TAIL_LINES)
+        deadline = min(time.monotonic() + self.file_timeout, self.deadline)
         while True:
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
+                line = TIMED_OUT
+            if line in (TIMED_OUT, TOO_MUCH):
                 process.kill()
                 process.wait()
+                if line is TOO_MUCH:  # the reading thread has stopped
+                    return records, [], f"it wrote more than {MAX_OUTPUT // 1024**2} MiB"
+                _drain(lines)
+                if deadline >= self.deadline:
+                    return records, [], self.overall
                 return records, [], f"evaluation did not finish within {self.file_timeout:g} s"
             if line is None:
                 break
@@ -179,20 +210,41 @@ class _Runner:
                 entry = json.loads(line[len(marker) :])
                 if entry["i"] == len(records):
                     records.append(entry["record"])
-                    tail = []
-                    deadline = time.monotonic() + self.file_timeout
+                    tail.clear()
+                    deadline = min(time.monotonic() + self.file_timeout, self.deadline)
                     continue
-            tail.append(line.rstrip("\n"))
+            tail.append(line[:TAIL_LINE].rstrip("\n"))
         code = process.wait()
         if code == 0 and len(records) == len(paths):
-            return records, tail, ""
-        return records, tail, f"nix-instantiate stopped (exit status {code})"
+            return records, list(tail), ""
+        return records, list(tail), f"nix-instantiate stopped (exit status {code})"
+
+
+TIMED_OUT, TOO_MUCH = object(), object()
 
 
 def _pump(stream, lines: queue.Queue) -> None:
-    for line in stream:
+    """Lines of at most MAX_LINE characters, until the stream ends (None) or more than
+    MAX_OUTPUT characters have come (TOO_MUCH); the bounded queue blocks a fast writer."""
+    total = 0
+    while line := stream.readline(MAX_LINE):
+        total += len(line)
+        if total > MAX_OUTPUT:
+            lines.put(TOO_MUCH)
+            return
         lines.put(line)
     lines.put(None)
+
+
+def _drain(lines: queue.Queue) -> None:
+    """Read the killed process's last lines, so the reading thread, which may be blocked on the
+    full queue, reaches the end of its stream and finishes."""
+    while True:
+        try:
+            if lines.get(timeout=5) in (None, TOO_MUCH):
+                return
+        except queue.Empty:
+            return
 
 
 def _limit_memory(pid: int) -> None:

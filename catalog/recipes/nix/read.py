@@ -23,8 +23,14 @@ from .errors import RecipeError
 from .facts import PytorchSource, RecipeFacts
 from .syntax import Binding, Chain, Source
 
-# A recipe is a few kilobytes; anything near this is not one, and reading it costs time.
-MAX_RECIPE_CHARS = 256 * 1024
+# A recipe is a few kilobytes (the largest real one 7 KB); anything near this is not one, and
+# reading it costs time (tree-sitter about 1 ms per KB, the page's highlighting as much).
+MAX_RECIPE_CHARS = 16 * 1024
+# Dots in one run of name characters (`x.a.a.a…`, `1.1.1…`): tree-sitter's Nix lexer rescans the
+# rest of such a run at each dot (a path might follow), so its time grows with the square of the
+# run (8,000 dots: 0.9 s). Real recipes have at most 4.
+MAX_RUN_DOTS = 32
+_NAME_RUN = re.compile(r"[\w.+'-]+")  # matches never overlap nor backtrack
 
 NIXPKGS_ARCHIVE = re.compile(
     r"^https?://github\.com/nixos/nixpkgs/archive/([0-9a-f]{1,40})\.tar\.gz$", re.I
@@ -94,6 +100,7 @@ def analyse(text: str) -> Recipe:
     if "\x00" in text:  # Nix cannot hold one, and it would end the parser's input early
         nul = text.index("\x00")
         raise RecipeError(text.count("\n", 0, nul) + 1, "the file contains a NUL character")
+    _check_runs(text)
     src = Source(text)
     problem = src.problem()
     if problem is not None:
@@ -102,6 +109,19 @@ def analyse(text: str) -> Recipe:
     if expression is None:
         raise RecipeError(1, "the file holds no Nix expression")
     return _Reader(src).read(expression)
+
+
+def _check_runs(text: str) -> None:
+    """Refuse a dotted run of more than MAX_RUN_DOTS dots before tree-sitter reads it (one
+    linear scan: runs never overlap)."""
+    for match in _NAME_RUN.finditer(text):
+        run = match.group()
+        if len(run) > MAX_RUN_DOTS and run.count(".") > MAX_RUN_DOTS:
+            raise RecipeError(
+                text.count("\n", 0, match.start()) + 1,
+                f"a dotted name or number with {run.count('.'):,} dots (`{run[:40]}…`); at most "
+                f"{MAX_RUN_DOTS} are read",
+            )
 
 
 class _Reader:
@@ -151,7 +171,7 @@ class _Reader:
         """A string literal (through `let` bindings): its value and node."""
         node = self.resolve(node)
         value = S.string_value(self.src, node)
-        return (value, node) if value is not None else None
+        return (value, node) if value is not None and node is not None else None
 
     def strings_in(self, node: Node | None) -> list[Node]:
         if node is None:
@@ -175,26 +195,27 @@ class _Reader:
     def spine(self, node: Node) -> tuple[Node, Node]:
         """Step through the file's functions and `let`s to the expression it evaluates to:
         (that expression as written, and where its variables lead)."""
-        written = None
+        written: Node | None = None
         for _ in range(S.MAX_DEPTH * 4):
-            node = S.unwrap(node)
-            kind = node.type
+            node = S.unwrap(node) or node
+            kind, inner = node.type, None
             if kind == "function_expression":
                 if not self.formals:
                     self.formals = S.formals(self.src, node)
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind == "let_expression":
                 for binding in S.bindings(self.src, node):
                     if len(binding.names) == 1 and binding.names[0]:
                         self.scope[binding.names[0]] = binding
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind in ("with_expression", "assert_expression"):
-                node = node.child_by_field_name("body")
+                inner = node.child_by_field_name("body")
             elif kind == "variable_expression" and not S.same(self.resolve(node), node):
                 written = written or node
-                node = self.resolve(node)
-            else:
+                inner = self.resolve(node)
+            if inner is None:
                 break
+            node = inner
         return written or node, node
 
     def chain(self, node: Node) -> Chain:
@@ -361,13 +382,16 @@ class _Reader:
         recipe.facts.pytorch_source = PytorchSource("inline", pname=pname)
         return chain
 
-    def imported(self, node: Node) -> Node | None:
+    def imported(self, start: Node) -> Node | None:
         """X in `import X { … }`, `import X` or `callPackage X { … }`."""
+        node: Node | None = start
         for _ in range(3):
             node = S.unwrap(node)
             if node is None or node.type != "apply_expression":
                 return None
             function = S.unwrap(node.child_by_field_name("function"))
+            if function is None:
+                return None
             picked = S.selection(function)
             name = S.attr_name(self.src, picked.attrs[-1]) if picked.attrs else None
             name = name or S.variable_name(self.src, function)
@@ -451,8 +475,9 @@ class _Reader:
                 if n.type == "variable_expression" and self.src.text_of(n) == attr
             ]
             formal = self.formals.get(attr)
-            if formal is not None:
-                recipe.python_nodes.append(formal.child_by_field_name("name"))
+            name = formal.child_by_field_name("name") if formal is not None else None
+            if name is not None:
+                recipe.python_nodes.append(name)
             return
         for binding in self.by_name.get(attr, ()):
             if binding.names != (attr,) or binding.value is None:
@@ -488,7 +513,9 @@ class _Reader:
         targets = recipe.targets
         if targets.shell is not None:
             facts.spans["gpu_targets"] = self.src.span_at(*targets.shell)
-        elif targets.direct or len({n.start_byte for n in targets.literals}) != 1:
+        elif targets.list_node is not None and (
+            targets.direct or len({n.start_byte for n in targets.literals}) != 1
+        ):
             facts.spans["gpu_targets"] = self.src.span(targets.list_node)
         else:  # one `let` binding edits them all: `gpuArchSM = "9.0";`
             facts.spans["gpu_targets"] = self.src.span(targets.literals[0])

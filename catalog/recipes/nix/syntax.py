@@ -12,6 +12,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import tree_sitter_nix
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -173,7 +174,7 @@ class Source:
         """Every node under `node` (default: the whole file), in document order."""
         cursor = (node or self.root).walk()
         while True:
-            yield cursor.node
+            yield cast(Node, cursor.node)  # a cursor always stands on a node
             if cursor.goto_first_child():
                 continue
             while not cursor.goto_next_sibling():
@@ -334,7 +335,7 @@ def lambda_body(node: Node | None) -> tuple[list[str], Node | None]:
     params: list[str] = []
     while node is not None and node.type == "function_expression" and len(params) < MAX_DEPTH:
         universal = node.child_by_field_name("universal")
-        params.append(universal.text.decode() if universal is not None else "")
+        params.append(universal.text.decode() if universal is not None and universal.text else "")
         node = unwrap(node.child_by_field_name("body"))
     return params, node
 
@@ -408,6 +409,8 @@ def apply_chain(src: Source, node: Node) -> Chain:
         if (
             method not in OVERRIDE_METHODS
             or argument is None
+            or function is None
+            or picked is None
             or function.type != "select_expression"
         ):
             base = selection(node)
@@ -506,9 +509,10 @@ def string_value(src: Source, node: Node | None) -> str | None:
     if node.type not in STRING_TYPES:
         return None
     parts = string_parts(src, node)
-    if any(not isinstance(p, str) for p in parts):
+    texts = [p for p in parts if isinstance(p, str)]
+    if len(texts) != len(parts):  # an interpolation: no fixed value
         return None
-    return "".join(parts)
+    return "".join(texts)
 
 
 def is_plain_string(src: Source, node: Node) -> bool:

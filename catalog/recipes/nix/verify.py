@@ -18,7 +18,7 @@ from catalog import lint, naming, vocabulary
 
 from . import evaluate as nix_eval
 
-PKGS_DIR = Path(".flox") / "pkgs"
+PKGS_DIR = Path(vocabulary.PKGS_DIR)
 
 # rule -> what it checks (the README and the command's help list them from here)
 RULES = {
@@ -201,7 +201,7 @@ def _cuda(name: naming.NameParts, record: dict, parts) -> list[Problem]:
 def _cuda_sets(name: naming.NameParts, parts) -> list[Problem]:
     """The CUDA package set each evaluated package is built with, against the name's."""
     problems = []
-    attr = f"cudaPackages_{name.cuda_version.replace('.', '_')}"
+    attr = naming.cuda_set_attr(name.cuda_version)
     for label, rec in parts:
         if rec.get("cudaSet") == "cudaPackages":
             problems.append(

@@ -14,6 +14,7 @@ macOS `sysctl -a | grep machdep.cpu`, and `/etc/os-release`.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from catalog.wizard import cpus
@@ -37,8 +38,11 @@ from catalog.wizard.detect.os_release import parse_os_release
 from catalog.wizard.detect.sysctl import parse_sysctl
 from catalog.wizard.detect.uname import parse_uname
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "MAX_BYTES",
+    "MAX_LINES",
     "MAX_LINE",
     "PARSERS",
     "TOOLS_SENTENCE",
@@ -56,6 +60,10 @@ __all__ = [
 ]
 
 MAX_BYTES = 262_144  # 256 KB
+# Lines of one paste: every parser reads line by line in Python, so lines, not bytes, are what a
+# paste costs (131,000 two-byte lines took 0.5 s). nvidia-smi -q of 8 GPUs is about 2,100 lines,
+# lscpu 40, one processor's block of /proc/cpuinfo 27 (64 processors, 1,728).
+MAX_LINES = 2_500
 
 # The parsers that recognise their own lines, in the order their facts are merged; a parser
 # runs only when the text holds one of its markers (its output cannot be there otherwise). The CSV
@@ -94,7 +102,8 @@ def detect(data: object) -> Facts:
     """Recognise and parse pasted tool output (str or bytes). Never raises."""
     try:
         return _detect(data)
-    except Exception as exc:  # a parser bug must not take the page down
+    except Exception as exc:  # a parser bug must not take the page down; it is logged
+        log.exception("A pasted %s could not be read", type(data).__name__)
         return _reject(f"The pasted text could not be read ({type(exc).__name__}: {exc}).")
 
 
@@ -153,6 +162,13 @@ def _usable_text(data) -> tuple[str, Facts | None]:
         return "", refusal
     if not text.strip():
         return "", _reject("Nothing was pasted: paste the output of " + TOOLS_SENTENCE + ".")
+    lines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    if lines > MAX_LINES:
+        return "", _reject(
+            f"The pasted text has {lines:,} lines; at most {MAX_LINES:,} are read. Paste only "
+            "the tool output: lscpu or one processor's block of /proc/cpuinfo, and nvidia-smi "
+            "(-q for at most 8 GPUs)."
+        )
     text = _ANSI.sub("", text)
     controls = len(_CONTROL.findall(text))
     if controls > max(2, len(text) // 100):

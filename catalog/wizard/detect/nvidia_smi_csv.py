@@ -22,6 +22,7 @@ _NOT_AVAILABLE = frozenset({"[N/A]", "N/A", "[Not Supported]"})
 _COLUMNS = ("name", "compute_cap", "driver_version", "memory.total")  # what a headerless row holds
 # First words of GPU names (a row's name must start like one).
 _GPU_PREFIXES = ("nvidia", "tesla", "quadro", "geforce", "titan", "jetson", "rtx", "gtx")
+_MAX_WORD = 32
 
 
 def parse_nvidia_smi_csv(text: str) -> Facts:
@@ -36,7 +37,9 @@ def _mib(value: str) -> int | None:
 
 def looks_like_gpu_name(value: str) -> bool:
     """'NVIDIA H100 …', 'Tesla T4', 'A100', 'H100', 'L40S', 'GB200' and the like."""
-    word = value.split(None, 1)[0].lower() if value.split() else ""
+    word = value.split(None, 1)[0].lower() if value.strip() else ""
+    if len(word) > _MAX_WORD:  # no GPU name starts with a long word; spares the scans below
+        return False
     if word.startswith(_GPU_PREFIXES):
         return True
     head = word.split("-", 1)[0]
@@ -145,7 +148,7 @@ def _gpu(row: dict, facts: Facts) -> GpuFacts:
 def parse(lines: list[str], taken: set[int]) -> tuple[Facts, set[int]]:
     """Rows are grouped in blocks (a header, or a run of rows after other text starts one): the
     same GPUs queried twice (with and without header) are merged, not counted twice."""
-    facts, used = Facts(), set()
+    facts, used = Facts(), set[int]()
     header = None
     loose = _Loose()
     blocks: list[list[GpuFacts]] = []
