@@ -162,3 +162,19 @@ def test_several_gpu_models_warn_to_match_the_build_to_the_gpu_a_process_uses():
         "Several GPU models: install the build that matches the GPU each process uses "
         "(CUDA_VISIBLE_DEVICES)."
     ]
+
+
+def test_a_cuda_version_alone_names_the_limit_in_the_warning():
+    rec = ask(os="linux", arch="x86_64", isa="avx2", gpu="H100", driver_cuda="11.8")
+    assert any(
+        w.startswith("The driver (CUDA 11.8) supports CUDA 11.8 at most;") for w in rec.warnings
+    )
+
+
+def test_flags_imply_no_isa_claims_and_the_newer_branch_gives_its_purpose():
+    rec = ask(os="linux", arch="x86_64", cpu_flags=["avx2"], has_gpu="no")
+    assert not any(" implies " in r for r in rec.reasons)
+    assert [a.why for a in rec.alternatives] == [
+        "the same build on the newer branch pytorch-2.9-python313 (PyTorch 2.9.1): Recommended "
+        "general-purpose branch"
+    ]
