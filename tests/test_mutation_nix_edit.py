@@ -44,3 +44,24 @@ def test_targets_in_a_build_script_cannot_be_emptied():
     text = fixture_text("companion-own-torch.nix")
     with pytest.raises(EditError, match="'an empty list' cannot go in TORCH_CUDA_ARCH_LIST"):
         edit_recipe(text, {"gpu_targets": []})
+
+
+def test_a_replaced_flag_with_one_added_after_it_keeps_the_order():
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    flags = read_recipe(text).cpu_flags
+    new = [flags[0], "-mX", "-mY", *flags[2:]]
+    assert read_recipe(edit_recipe(text, {"cpu_flags": new})).cpu_flags == new
+
+
+def test_a_longer_flag_keeps_its_comment_in_its_column():
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    assert '\n    "-mavx"        # AVX\n' in text
+    flags = read_recipe(text).cpu_flags
+    edited = edit_recipe(text, {"cpu_flags": ["-mavx512f", *flags[1:]]})
+    assert '\n    "-mavx512f"    # AVX\n' in edited
+
+
+def test_passthru_must_be_a_mapping():
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    with pytest.raises(EditError, match="passthru must be a mapping of field names to text"):
+        edit_recipe(text, {"passthru": ["cpuISA"]})
