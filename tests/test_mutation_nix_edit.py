@@ -65,3 +65,21 @@ def test_passthru_must_be_a_mapping():
     text = fixture_text("pytorch-pinned-cuda.nix")
     with pytest.raises(EditError, match="passthru must be a mapping of field names to text"):
         edit_recipe(text, {"passthru": ["cpuISA"]})
+
+
+def test_a_binding_removed_from_a_one_line_set_takes_its_leading_space():
+    multi_line = (
+        "{\n"
+        + "".join(
+            f"      {b}\n"
+            for b in ("gpuArch = gpuArchSM;", 'blasProvider = "cublas";', 'cpuISA = "avx";')
+        )
+        + "    };"
+    )
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    assert multi_line in text
+    one_line = text.replace(
+        multi_line, '{ gpuArch = gpuArchSM; blasProvider = "cublas"; cpuISA = "avx"; };'
+    )
+    edited = edit_recipe(one_line, {"passthru": {"cpuISA": "avx"}})
+    assert '// { gpuArch = gpuArchSM; cpuISA = "avx"; };\n' in edited
