@@ -118,7 +118,8 @@ def test_typed_flags_completed_by_archspec_are_said_and_shown_as_assumed():
     rec = ask(os="linux", arch="x86_64", cpu_flags=["avx2"], has_gpu="no")
     assumed = [r for r in rec.reasons if r.startswith("Assumed ")]
     assert len(assumed) == 1 and ": every CPU archspec knows with avx2 also has" in assumed[0]
-    assert rec.detected["cpu"]["assumed_features"]
+    shown = rec.detected["cpu"]["assumed_features"]
+    assert shown and "avx2" not in shown and "avx512f" not in shown
     complete = ask(os="linux", arch="x86_64", cpu_flags=["avx", "avx2", "fma", "f16c"], gpu="H100")
     assert "assumed_features" not in complete.detected["cpu"]
     assert not any(r.startswith("Assumed ") for r in complete.reasons)
@@ -158,6 +159,7 @@ def test_a_driver_of_an_older_cuda_major_is_warned_with_the_driver_the_build_nee
 def test_several_gpu_models_warn_to_match_the_build_to_the_gpu_a_process_uses():
     rec = ask(os="linux", arch="x86_64", isa="avx2", gpu=["H100", "T4"])
     assert rec.variant is None and len(rec.per_gpu) == 2
+    assert "This machine has 2 different GPU models (H100, T4);" in rec.reasons[-1]
     assert rec.warnings == [
         "Several GPU models: install the build that matches the GPU each process uses "
         "(CUDA_VISIBLE_DEVICES)."
