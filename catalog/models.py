@@ -13,6 +13,7 @@ from django.db import models
 from django.urls import reverse
 
 from catalog import hardware, lint, naming, vocabulary
+from catalog.wizard import cpus
 
 REPOSITORIES = vocabulary.choices(vocabulary.REPOSITORIES)
 # Which libraries a repository's recipes build.
@@ -214,6 +215,12 @@ class CpuIsa(models.Model):
     def linux_platform(self) -> str:
         return f"{self.arch}-linux"
 
+    @property
+    def generations(self) -> str:
+        """The CPU generations archspec lists with every required feature (clean() checks that
+        they cover the compiler flags' needs)."""
+        return cpus.generations_with(self.required_features or (), self.arch)
+
     def clean(self) -> None:
         _list_of_strings(self.compiler_flags, "compiler_flags")
         _list_of_strings(self.required_features, "required_features")
@@ -260,6 +267,10 @@ class Branch(SafeNames, models.Model):
     purpose = models.TextField(blank=True)
     key_additions = models.CharField(max_length=200, blank=True)
     is_default = models.BooleanField(default=False)
+    is_recommended = models.BooleanField(
+        default=False,
+        help_text="recommended for general use; the wizard offers it first otherwise",
+    )
     preference = models.PositiveSmallIntegerField(
         default=50, help_text="lower = preferred when several branches fit"
     )

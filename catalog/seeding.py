@@ -254,6 +254,7 @@ BRANCH_FIELDS = [
     "purpose",
     "key_additions",
     "is_default",
+    "is_recommended",
     "preference",
     "stated_variant_count",
     "default_status",

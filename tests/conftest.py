@@ -36,3 +36,24 @@ def fresh_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Transactional tests flush the database, so every test that reads the seeded catalogue must
+    run before them. pytest-django orders them so, but pytest regroups tests by session-scoped
+    parameters afterwards (a test that borrows a Playwright fixture name joins the browser tests):
+    refuse such an order at collection rather than fail hundreds of tests on an empty database."""
+    flushed = None
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        names = item.fixturenames
+        transactional = "live_server" in names or "transactional_db" in names
+        transactional = transactional or bool(marker and marker.kwargs.get("transaction"))
+        if transactional:
+            flushed = flushed or item.nodeid
+        elif flushed and (marker is not None or "db" in names):
+            raise pytest.UsageError(
+                f"{item.nodeid} reads the database but runs after {flushed}, which flushes it: "
+                "rename whatever parameter gives it a browser's parameter."
+            )

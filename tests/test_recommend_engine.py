@@ -746,7 +746,7 @@ def test_result_is_json_serialisable_with_every_field():
         "next_step",
     }
     assert data["variant"]["pname"] == "pytorch-python313-cuda12_8-sm90-avx512"
-    assert {"pname", "repository", "branch", "why"} == set(data["alternatives"][0])
+    assert {"pname", "repository", "branch", "why", "status"} == set(data["alternatives"][0])
 
 
 def test_one_reason_per_step_taken():

@@ -18,6 +18,7 @@ from typing import Any
 from catalog import hardware, naming
 from catalog.wizard import cpus, rules, steps
 from catalog.wizard import gpus as gpu_names
+from catalog.wizard.cpu_models import resolve_cpu_model
 from catalog.wizard.readers import AnswerError
 from catalog.wizard.snapshot import BranchInfo, Catalogue, IsaInfo
 
@@ -36,7 +37,7 @@ class Cpu:
     """What the answers say about the CPU, and what ISAs are judged by."""
 
     features: frozenset = frozenset()  # the features ISAs are judged by
-    source: str = ""  # tool | flags | isa | microarchitecture | "" (nothing said)
+    source: str = ""  # tool | flags | isa | microarchitecture | model | "" (nothing said)
     given: frozenset = frozenset()  # flags as given (a tool's or typed), before completion
     assumed: frozenset = frozenset()  # implied by what was given, from archspec's data
     claims: tuple[str, ...] = ()  # ISA slugs answered
@@ -348,6 +349,21 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
     flags = tool or typed
     claims = tuple(v.get("isa", ()))
     target = v.get("cpu", "")
+    named = None
+    if not (flags or claims or target) and v.get("cpu_model") and a.os != "darwin":
+        # A model name alone: its microarchitecture (cpu_models' table) gives the features
+        # (macOS builds have no CPU ISA to choose).
+        named = resolve_cpu_model(v["cpu_model"])
+        if named is None:
+            errors.append(
+                AnswerError(
+                    f"Unknown CPU model {v['cpu_model'][:80]!r}: give its flags "
+                    "(grep -m1 flags /proc/cpuinfo) or the newest ISA it runs.",
+                    "cpu_model",
+                )
+            )
+            return a
+        target = named.target
     try:
         _one_arch_only(flags)
     except AnswerError as exc:
@@ -367,6 +383,9 @@ def _read_cpu(a: Answers, cat: Catalogue, errors: list) -> Answers:
     name, label = cpus.name_microarchitecture(flags, vendor, arch, parts, model)
     if target:
         name, label = target, cpus.label_of(target)
+    if named is not None:
+        source = "model"
+        label = f"{named.name}, {label}" if label else named.name
     cpu = Cpu(
         features=features,
         source=source,

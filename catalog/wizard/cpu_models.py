@@ -8,7 +8,10 @@ by; this table bridges the two. Model numbers encode the generation, so families
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from catalog.wizard import cpus
 
 MAX_TEXT = 200  # characters of a CPU name that are read (real ones are under 80)
 
@@ -113,7 +116,7 @@ def compact(text: str) -> str:
 
 _COMPILED = tuple((family, re.compile(pattern), table) for family, pattern, table in FAMILY_RULES)
 _MARKS = re.compile(r"\((?:r|tm)\)|[®™]|@.*$", re.IGNORECASE)  # trademarks, "@ 2.00GHz"
-_NOISE = re.compile(r"\b(amd|intel|processor|cpu|\d+-core)\b", re.IGNORECASE)
+_NOISE = re.compile(r"\b(amd|intel|aws|nvidia|processor|cpu|\d+-core)\b", re.IGNORECASE)
 
 
 def resolve_cpu_model(text: str) -> CpuModelMatch | None:
@@ -137,3 +140,24 @@ def resolve_cpu_model(text: str) -> CpuModelMatch | None:
                 shown = f"{vendor} {shown}"
             return CpuModelMatch(text, shown, table[match.group(1)])
     return None
+
+
+def systems_by_best_isa(isas: Iterable[tuple[str, int, frozenset, str]]) -> dict[str, list[str]]:
+    """For each ISA (slug, rank, features it needs, arch), the named systems of NAMED whose best
+    ISA it is: the highest-ranked one of their architecture whose features archspec lists for
+    their microarchitecture ("which to pick" beside a choice)."""
+    isas = list(isas)
+    out: dict[str, list[str]] = {}
+    for name, target, _note in dict.fromkeys(NAMED.values()):
+        have = cpus.target_features(target)
+        arch = cpus.target_arch(target)
+        fits = [
+            (rank, slug)
+            for slug, rank, need, isa_arch in isas
+            if isa_arch == arch and {cpus.FEATURE_ALIASES.get(f, f) for f in need} <= have
+        ]
+        if fits:
+            names = out.setdefault(max(fits)[1], [])
+            if name not in names:
+                names.append(name)
+    return out

@@ -98,6 +98,7 @@ MICROARCH_LABELS = {
     "broadwell": "Intel Broadwell",
     "skylake": "Intel Skylake",
     "skylake_avx512": "Intel Skylake-SP (AVX-512)",
+    "mic_knl": "Intel Xeon Phi Knights Landing",
     "cannonlake": "Intel Cannon Lake",
     "cascadelake": "Intel Cascade Lake",
     "icelake": "Intel Ice Lake",
@@ -124,6 +125,8 @@ MICROARCH_LABELS = {
     "a64fx": "Fujitsu A64FX",
     "thunderx2": "Cavium ThunderX2",
     "ampere1": "AmpereOne",
+    "ampere1a": "AmpereOne A",
+    "olympus": "NVIDIA Olympus (Vera)",
     "m1": "Apple M1",
     "m2": "Apple M2",
     "m3": "Apple M3",
@@ -288,6 +291,44 @@ def _best(cands) -> tuple[str, str]:
     if best.vendor == "generic":
         return best.name, best.name.replace("_", "-") + " (generic)"
     return best.name, MICROARCH_LABELS.get(best.name, best.name.replace("_", " "))
+
+
+def generations_with(needed: Iterable[str], arch: str) -> str:
+    """The named CPU generations (archspec's non-generic microarchitectures) that have every
+    needed feature, grouped by vendor, older first: 'Intel Sapphire Rapids; AMD Zen 4, Zen 5'.
+    "" when none or nothing is needed."""
+    need = {FEATURE_ALIASES.get(f.lower(), f.lower()) for f in needed}
+    if not need:
+        return ""
+    hits = sorted(
+        (
+            t
+            for t in archspec.cpu.TARGETS.values()
+            if t.family.name == arch and t.vendor != "generic" and need <= set(t.features)
+        ),
+        key=lambda t: (t.vendor, *_label_order(t.name)),
+    )
+    groups: dict[str, list[str]] = {}
+    for t in hits:
+        labels = groups.setdefault(t.vendor, [])
+        label = label_of(t.name)
+        if label not in labels:
+            labels.append(label)
+    return "; ".join(_shared_prefix(labels) for labels in groups.values())
+
+
+def _label_order(name: str) -> tuple[int, str]:
+    """MICROARCH_LABELS is written oldest first within a vendor; unlabelled targets go last."""
+    order = list(MICROARCH_LABELS)
+    return (order.index(name) if name in order else len(order), name)
+
+
+def _shared_prefix(labels: list[str]) -> str:
+    """'Intel Ice Lake, Sapphire Rapids': the vendor word said once."""
+    first = labels[0].split(" ", 1)[0]
+    if len(labels) > 1 and all(label.startswith(first + " ") for label in labels):
+        return first + " " + ", ".join(label[len(first) + 1 :] for label in labels)
+    return ", ".join(labels)
 
 
 def label_of(target: str) -> str:

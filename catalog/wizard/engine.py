@@ -65,6 +65,7 @@ class Alternative:
     repository: str
     branch: str
     why: str
+    status: str = ""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -105,8 +106,9 @@ class Recommendation:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def offer(self, variant: VariantInfo | Pick, why: str) -> None:
-        """Add an alternative (not the pick itself, and each variant once)."""
+    def offer(self, variant: VariantInfo | Pick, why: str, first: bool = False) -> None:
+        """Add an alternative (not the pick itself, and each variant once); `first` puts it
+        ahead of those already offered."""
         key = (variant.pname, variant.repository, variant.branch)
         if self.variant and key == (
             self.variant.pname,
@@ -114,9 +116,15 @@ class Recommendation:
             self.variant.branch,
         ):
             return
-        if any((a.pname, a.repository, a.branch) == key for a in self.alternatives):
+        known = [a for a in self.alternatives if (a.pname, a.repository, a.branch) == key]
+        if known and not first:
             return
-        self.alternatives.append(Alternative(*key, why))
+        self.alternatives = [a for a in self.alternatives if a not in known]
+        alternative = Alternative(*key, why, variant.status)
+        if first:
+            self.alternatives.insert(0, alternative)
+        else:
+            self.alternatives.append(alternative)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,6 +432,50 @@ def _select(
     if backend != "mps":
         _isa_alternatives(a, cat, rec, isa, runnable_isas, in_branch, pick)
     _newer_branch_alternative(a, cat, rec, branch, pick, runnable)
+    _recommended_branch_alternative(cat, rec, branch, pick, runnable)
+
+
+def _recommended_branch_alternative(
+    cat: Catalogue,
+    rec: Recommendation,
+    branch: BranchInfo | None,
+    pick: VariantInfo,
+    runnable: list[VariantInfo],
+) -> None:
+    """Where the pick is not on the branch the catalogue recommends, say why and offer that
+    branch's same build first among the alternatives, with its status."""
+    if branch is None or branch.is_recommended:
+        return
+    same = [
+        (v, b)
+        for v in runnable
+        if (b := cat.branch_of(v)) is not None
+        and b.is_recommended
+        and b.repository == branch.repository
+        and v.isa == pick.isa
+    ]
+    if not same:
+        return
+    v, b = max(same, key=lambda vb: naming.version_key(vb[0].cuda_version))
+    why = (
+        "the wizard keeps the repository's default branch, the conservative baseline, unless "
+        "an answer asks for another"
+        if branch.is_default
+        else "it builds a better ISA for this CPU or is preferred in the wizard's branch order"
+    )
+    rec.reasons.append(
+        f"The catalogue recommends {b.name} (PyTorch {b.pytorch_version}) for general use; "
+        f"{branch.name} is picked because {why}. {b.name}'s build is offered first among the "
+        f"alternatives (status: {v.status})."
+    )
+    cuda = f", CUDA {v.cuda_version}" if v.cuda_version else ""
+    purpose = f": {b.purpose}" if b.purpose else ""
+    rec.offer(
+        v,
+        f"the same build on the recommended branch {b.name} (PyTorch {b.pytorch_version}{cuda})"
+        f"{purpose}",
+        first=True,
+    )
 
 
 def _pool(
@@ -657,6 +709,7 @@ def _cpu_reason(a: Answers, cat: Catalogue, rec: Recommendation, runnable_isas: 
         "flags": "its flags",
         "isa": f"the ISA level given ({_labels(cat, cpu.claims)})",
         "microarchitecture": f"its microarchitecture ({cpu.label})",
+        "model": f"the flags archspec lists for {cpu.target}",
     }.get(cpu.source, "the answers")
     can = [i.label for i in isas if i.slug in runnable_isas]
     text = (
@@ -772,9 +825,11 @@ def _branch_reason(
     hardware: str,
     library: str,
 ) -> None:
+    # A Mac (MPS) or CPU-only answer does not mention the branch's CUDA versions.
+    cuda = f", CUDA {' / '.join(branch.cuda_versions)}" if lib_pool[0].backend == "cuda" else ""
     desc = (
-        f"{branch.repository} {branch.name} (PyTorch {branch.pytorch_version}, CUDA "
-        f"{' / '.join(branch.cuda_versions)}, Python {branch.python_version})"
+        f"{branch.repository} {branch.name} (PyTorch {branch.pytorch_version}{cuda}, "
+        f"Python {branch.python_version})"
     )
     with_hw = {b for v in lib_pool if (b := cat.branch_of(v)) is not None}
     hw_branches = [b.name for b in sorted(with_hw, key=lambda b: (b.preference, b.name))]

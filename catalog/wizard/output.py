@@ -50,6 +50,7 @@ def _alternatives(rec) -> list:
             "repository": a.repository,
             "branch": a.branch,
             "why": a.why,
+            "status": a.status,
             "url": variant_url(a.repository, a.branch, a.pname),
         }
         for a in rec.alternatives
@@ -184,7 +185,7 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
         if result["alternatives"]:
             lines += ["", "Alternatives:"]
             lines += [
-                f"  - {a['pname']} ({a['repository']} {a['branch']}): {a['why']}"
+                f"  - {a['pname']} ({a['repository']} {a['branch']}, {a['status']}): {a['why']}"
                 for a in result["alternatives"]
             ]
         if variant:

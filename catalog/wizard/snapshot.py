@@ -93,6 +93,7 @@ class BranchInfo:
     preference: int = 50  # lower = preferred when several branches fit
     vllm_version: str = ""  # "0.14.0" on the vLLM-pinned branches
     purpose: str = ""
+    is_recommended: bool = False  # the branch the catalogue recommends for general use
 
     def __post_init__(self):
         object.__setattr__(self, "cuda_versions", _tuple(self.cuda_versions))
@@ -302,6 +303,7 @@ class Catalogue:
                     torchvision_version=getattr(b, "torchvision_version", "") or "",
                     min_driver=b.min_driver,
                     is_default=bool(b.is_default),
+                    is_recommended=bool(getattr(b, "is_recommended", False)),
                     preference=b.preference,
                     vllm_version=getattr(b, "vllm_version", "") or "",
                     purpose=getattr(b, "purpose", "") or "",

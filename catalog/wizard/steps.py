@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from catalog import naming
 from catalog.vocabulary import LIBRARIES
-from catalog.wizard import readers
+from catalog.wizard import cpu_models, cpus, readers
 
 if TYPE_CHECKING:
     from catalog.wizard.snapshot import Catalogue
@@ -137,14 +137,22 @@ def gpu_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Ch
 
 
 def isa_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Choice, ...]:
-    """The catalogue's ISAs, only those of the machine's architecture once it is known."""
+    """The catalogue's ISAs, only those of the machine's architecture once it is known; each
+    says which CPU generations have its flags (archspec) and which named systems should pick it."""
+    from catalog.wizard.answers import isa_features  # answers imports this module
+
     arch = (values or {}).get("arch", "")
     isas = sorted(catalogue.isas, key=lambda i: (i.arch, i.rank))
-    return tuple(
-        Choice(i.slug, f"{i.label} ({i.arch})", i.hardware)
-        for i in isas
-        if not arch or i.arch == arch
-    )
+    picks = cpu_models.systems_by_best_isa((i.slug, i.rank, isa_features(i), i.arch) for i in isas)
+    out = []
+    for i in isas:
+        if arch and i.arch != arch:
+            continue
+        help = cpus.generations_with(isa_features(i), i.arch) or i.hardware
+        if picks.get(i.slug):
+            help += f". Pick this for {', '.join(picks[i.slug])}"
+        out.append(Choice(i.slug, f"{i.label} ({i.arch})", help))
+    return tuple(out)
 
 
 def python_choices(catalogue: Catalogue, values: Mapping | None = None) -> tuple[Choice, ...]:
@@ -329,7 +337,16 @@ STEPS: tuple[Step, ...] = (
                 help="the CPU's microarchitecture as archspec names it, e.g. sapphirerapids",
             ),
             Field("cpu_vendor", "CPU vendor", readers.text, "hidden", answers_step=False),
-            Field("cpu_model", "CPU model", readers.text, "hidden", answers_step=False),
+            Field(
+                "cpu_model",
+                "or the CPU model",
+                readers.text,
+                max_length=200,
+                placeholder="Ryzen 9 7950X",
+                command="lscpu | grep 'Model name'",
+                note="its microarchitecture gives the flags (flags win)",
+                help="the CPU's model name, e.g. 'Ryzen 9 7950X', 'Xeon Platinum 8480+', 'Grace'",
+            ),
             Field(
                 "cpu_parts",
                 "ARM CPU part ids",
@@ -350,7 +367,7 @@ STEPS: tuple[Step, ...] = (
         ),
         when=(("os", ("linux",)),),
         commands=("lscpu | grep -E 'avx|sve'", "grep -E 'avx|sve' /proc/cpuinfo"),
-        give="cpu_flags or isa, or paste lscpu or /proc/cpuinfo",
+        give="cpu_flags, isa or cpu_model, or paste lscpu or /proc/cpuinfo",
         summary=_cpu_summary,
     ),
     Step(

@@ -21,7 +21,14 @@
       setTimeout(function () { button.textContent = label; }, 2000);
     });
   });
-  document.addEventListener("DOMContentLoaded", function () { showCopyButtons(document); });
+  document.addEventListener("DOMContentLoaded", function () {
+    showCopyButtons(document);
+    // A page with answers (after a paste, a shared link, a step without htmx) opens on the
+    // answer or the next question, not on the paste form above them.
+    if (!location.search || location.hash) return;
+    var target = document.querySelector("#result, #wizard .wizard-step");
+    if (target) target.scrollIntoView({ block: "start" });
+  });
   document.addEventListener("htmx:afterSettle", function (event) {
     var wizard = document.getElementById("wizard");
     if (!wizard) return;
