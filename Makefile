@@ -22,7 +22,7 @@ POSTGRES_PACKAGES := "$${PG_BIN:-/usr/lib/postgresql/*/bin}/initdb:postgresql" r
 WITH_CHROMIUM := CHROMIUM_PATH="$${CHROMIUM_PATH:-$$(command -v chromium)}"
 
 .PHONY: setup run test test-fast bench clean serve serve-proxy test-postgres lint \
-	test-packages postgres-packages
+	test-packages postgres-packages mutation
 
 # Debian's python3 lacks ensurepip until python3-venv is installed; venv then fails half-way,
 # leaving a .venv without pip that later runs would trip over: remove it and say what to do.
@@ -100,6 +100,12 @@ bench:
 	@$(MAKE) --no-print-directory setup
 	status=0; for script in bench/*.py; do echo "== $$script"; $(PY) $$script || status=1; done; \
 	exit $$status
+
+# Mutation testing of the pure modules (scripts/mutation.py; minutes, so not part of `make test`).
+# `make mutation MUTATION_ARGS="--limit 0 catalog/naming.py"` runs every mutant of one module.
+MUTATION_ARGS ?=
+mutation: $(STAMP)
+	$(PY) scripts/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles export .pytest_cache .ruff_cache .secret_key
