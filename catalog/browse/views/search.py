@@ -2,6 +2,7 @@
 
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from catalog import queries
 from catalog.browse import search
@@ -12,6 +13,7 @@ def _results(request) -> tuple[str, list[search.Result]]:
     return query, queries.search_index().search(query)
 
 
+@require_safe
 def search_page(request):
     query = " ".join(request.GET.get("q", "").split())
     context = {"query": query[: search.MAX_QUERY], "groups": [], "error": ""}
@@ -26,6 +28,7 @@ def search_page(request):
     return render(request, "catalog/search.html", context, status=status)
 
 
+@require_safe
 def api_search(request):
     """`{"query": q, "results": [{"kind", "title", "url", "why"}, …]}`, best first; 400 JSON."""
     try:
