@@ -75,14 +75,16 @@ def stack(tmp_path_factory):
         # collectstatic of its own: other test processes may be collecting at the same time.
         "DJANGO_STATIC_ROOT": str(tmp_path_factory.mktemp("static")),
     }
+    # Its output goes to a file, never a pipe: a server left running would hold a pipe open and
+    # block whoever reads it to the end.
+    log = tmp_path_factory.mktemp("serve-proxy") / "stderr.log"
     server = subprocess.Popen(
         [str(ROOT / "scripts" / "serve-proxy.sh")],
         cwd=ROOT,
         env=env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=log.open("w"),
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -94,20 +96,28 @@ def stack(tmp_path_factory):
             except OSError:
                 time.sleep(0.3)
         else:
-            server.kill()
-            pytest.fail(f"serve-proxy.sh did not come up: {server.communicate()[1][-2000:]}")
+            pytest.fail(f"serve-proxy.sh did not come up: {log.read_text()[-2000:]}")
         for _ in range(WORKERS + 1):
             for path in PAGES:
                 get(base + path)
         yield base, f"http://127.0.0.1:{upstream}"
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
+        # The whole group, whether or not the script itself is still there: nginx and gunicorn
+        # must not outlive the test.
+        stop(server.pid, signal.SIGTERM)
         try:
-            server.communicate(timeout=20)
+            server.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.communicate()
+            pass
+        stop(server.pid, signal.SIGKILL)
+        server.wait(timeout=10)
+
+
+def stop(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        pass
 
 
 def slow_clients(base: str, count: int) -> list[socket.socket]:
