@@ -242,6 +242,7 @@ def matrix_choices() -> dict:
         "branch": [(f"{r}/{n}", f"{r} · {n}") for r, n, _ in branches]
         + [(n, n) for n in sorted({n for _, n, _ in branches})],
         "gpu": [(a.sm, f"{a.sm.upper()} {a.label}") for a in GpuArchitecture.objects.all()]
+        + [("mps", "Apple GPU (MPS)"), ("unknown", "Unknown GPU (CUDA, not catalogued)")]
         + [("none", "None (CPU / MPS)")],
         "isa": [
             (i.slug, i.label)

@@ -6,11 +6,20 @@ the `seeded_db` fixture, which loads a dump taken once per session (about 1 s, w
 the seed files again takes 4–5 s). pytest-django runs them last.
 """
 
+import os
+
 import pytest
 from django.core.cache import cache, caches
 from django.core.management import call_command
+from hypothesis import settings
 
 from catalog.seeding import load_catalogue
+
+# Property tests draw new examples on every local run, to find what no one thought of; CI
+# (.ci/run sets CI=1) draws the same ones each time, so its verdict depends only on the code.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

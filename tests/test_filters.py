@@ -92,6 +92,28 @@ def test_gpu_none_combined_with_an_architecture(client):
     assert {r["gpu"] for r in rows} == {None, "sm121"}
 
 
+def test_gpu_mps_and_unknown_as_the_selector_names_them(client):
+    rows = results(client, "gpu=mps")
+    assert rows and {r["backend"] for r in rows} == {"mps"}
+    assert len(rows) == Variant.objects.filter(backend="mps").count()
+    assert results(client, "gpu=unknown") == []
+    # A CUDA variant whose targets match no catalogued architecture (an import finding).
+    stray = Variant.objects.filter(backend="cuda").first()
+    Variant.objects.filter(pk=stray.pk).update(gpu_arch=None)
+    rows = results(client, "gpu=unknown&gpu=mps")
+    assert {(r["backend"], r["gpu"]) for r in rows} == {("cuda", None), ("mps", None)}
+    assert stray.pname in {r["pname"] for r in rows}
+
+
+def test_every_selector_gpu_choice_is_a_matrix_filter(client):
+    from catalog import queries
+    from catalog.browse import selector_engine
+
+    rows = selector_engine.rows_from_records(queries.selector_records())
+    for value in {row.choices["gpu"].value for row in rows}:
+        assert client.get(f"/api/variants?gpu={value}").json()["count"] > 0, value
+
+
 def test_isa(client):
     rows = results(client, "isa=avx512vnni")
     assert rows and {r["isa"] for r in rows} == {"avx512vnni"}

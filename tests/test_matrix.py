@@ -76,6 +76,19 @@ def test_branch_values_are_qualified_by_repository_with_counts(client):
         re.findall(r'name="gpu" value="(\w+)"[^>]*> [^<]+ <span class="n[^"]*">(\d+)<', html)
     )
     assert int(gpus["sm89"]) == Variant.objects.filter(gpu_arch__sm="sm89").count()
+    # A variant without an architecture counts for `none` and for its kind.
+    assert int(gpus["none"]) == Variant.objects.filter(gpu_arch=None).count()
+    assert int(gpus["mps"]) == Variant.objects.filter(backend="mps").count() > 0
+    assert "unknown" not in gpus  # shown only while some variant has it
+    stray = Variant.objects.filter(backend="cuda").first()
+    Variant.objects.filter(pk=stray.pk).update(gpu_arch=None)
+    cache.clear()
+    html = client.get("/variants/?gpu=unknown").content.decode()
+    boxes = re.findall(
+        r'name="gpu" value="(\w+)"[^>]*?( checked)?> [^<]+ <span class="n[^"]*">(\d+)<', html
+    )
+    assert ("unknown", " checked", "1") in boxes
+    assert count_shown(html) == 1 and stray.pname in html
     only_pytorch_main = client.get("/api/variants?branch=build-pytorch/main").json()
     assert {r["repository"] for r in only_pytorch_main["results"]} == {"build-pytorch"}
 

@@ -54,7 +54,7 @@ FACETS = {
     "branch": ("branch__repository", "branch__name"),
     "library": ("library",),
     "backend": ("backend",),
-    "gpu": ("gpu_arch__sm",),
+    "gpu": ("gpu_arch__sm", "backend"),
     "isa": ("cpu_isa__slug",),
     "platform": ("platform",),
     "cuda": ("cuda_version",),
@@ -67,6 +67,10 @@ MAX_NAME_WORDS = 4  # words in the longest GPU name a search reads whole ("gefor
 APPLE_CHIPS = frozenset({"m1", "m2", "m3", "m4"})  # archspec's Apple targets: the MPS build
 CACHED_CHOICES = [("1", "Cached only")]  # ?cached=1
 NONE = "none"  # ?gpu=none: no GPU architecture (CPU-only and MPS); ?isa=none: no ISA (MPS)
+# GPU values for variants without a catalogued architecture, as the selector names them, so any
+# selector choice is also a valid ?gpu=: the Apple GPU, and CUDA targets no architecture matches.
+GPU_BACKENDS = {"mps": "mps", "unknown": "cuda"}
+SHOWN_WHEN_FOUND = frozenset({"unknown"})  # a checkbox only while some variant has it
 # Parameters whose values may be written as the site writes them elsewhere ('Hopper', 'sm_90',
 # '9.0', 'H100'; 'AVX-512'): read into slugs by catalog.naming's resolvers. A family name may
 # stand for several architectures ('Blackwell'): all of them, as alternatives.
@@ -126,6 +130,15 @@ def _read_written(data, choices: dict):
             values += [value] if value in known[key] or not found else found
         data.setlist(key, list(dict.fromkeys(values)))
     return data
+
+
+def _facet_values(name: str, row: dict, fields) -> list[str]:
+    """The values one GROUP BY row counts for: a variant without a GPU architecture counts for
+    `none` and for its own kind (`mps`, `unknown`)."""
+    if name == "gpu":
+        sm, backend = row["gpu_arch__sm"], row["backend"]
+        return [sm] if sm else [NONE, *(k for k, b in GPU_BACKENDS.items() if b == backend)]
+    return ["/".join(row[f] or NONE for f in fields)]
 
 
 def _multi(label, choices=(), field_name=None, **kwargs):
@@ -200,9 +213,10 @@ class VariantFilter(django_filters.FilterSet):
                 .values(*fields)
                 .annotate(n=Count("pk"))
             )
-            counts[name] = {
-                "/".join(row[f] or NONE for f in fields): row["n"] for row in rows.iterator()
-            }
+            counts[name] = tally = {}
+            for row in rows.iterator():
+                for value in _facet_values(name, row, fields):
+                    tally[value] = tally.get(value, 0) + row["n"]
         return counts
 
     def filter_branch(self, queryset: QuerySet, name: str, values: list[str]) -> QuerySet:
@@ -233,7 +247,12 @@ class VariantFilter(django_filters.FilterSet):
         return queryset.filter(pk__in=self._cached_ids)
 
     def filter_gpu(self, queryset, name, values):
-        return queryset.filter(self._with_none("gpu_arch__sm", values)) if values else queryset
+        if not values:
+            return queryset
+        q = self._with_none("gpu_arch__sm", [v for v in values if v not in GPU_BACKENDS])
+        for value in GPU_BACKENDS.keys() & set(values):
+            q |= Q(backend=GPU_BACKENDS[value], gpu_arch__isnull=True)
+        return queryset.filter(q)
 
     def filter_isa(self, queryset, name, values):
         return queryset.filter(self._with_none("cpu_isa__slug", values)) if values else queryset

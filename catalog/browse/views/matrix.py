@@ -28,7 +28,13 @@ from django.views.decorators.vary import vary_on_headers
 
 from catalog import cache, naming, queries
 from catalog.availability import NOT_BUILT
-from catalog.browse.filters import FACETS, SORT_LABELS, MatrixForm, VariantFilter
+from catalog.browse.filters import (
+    FACETS,
+    SHOWN_WHEN_FOUND,
+    SORT_LABELS,
+    MatrixForm,
+    VariantFilter,
+)
 from catalog.browse.grid import build_grid
 from catalog.models import STATUSES
 
@@ -192,6 +198,9 @@ def _facets(filterset, counts: dict | None = None) -> list[dict]:
             }
             for value, label in bound.field.choices
             if not (name == "branch" and "/" not in value)  # bare names: for links and the API
+        ]
+        options = [
+            o for o in options if o["value"] not in SHOWN_WHEN_FOUND or o["count"] or o["checked"]
         ]
         facets.append({"name": name, "label": bound.label, "options": options, "field": bound})
     return facets
