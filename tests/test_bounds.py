@@ -30,6 +30,7 @@ from catalog.wizard.views import api_recommend
 
 from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
 from .test_settings_security import manage
+from .wsgi_client import SiteClient
 
 # ---------------------------------------------------------------- export
 
@@ -250,7 +251,7 @@ class EndsEarly(io.BytesIO):
 class TestUnreadableBodies:
     @pytest.mark.parametrize("path", ["/api/recommend", "/api/builds", "/wizard/", "/"])
     def test_a_truncated_chunked_body_is_a_400_not_a_500(self, path):
-        client = Client(raise_request_exception=False)
+        client = SiteClient(raise_request_exception=False)
         meta = {
             "CONTENT_TYPE": "application/json",
             "wsgi.input": EndsEarly(b'{"gpu": "H1'),

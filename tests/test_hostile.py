@@ -29,6 +29,7 @@ from django.db import connection
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
+from catalog.middleware import ChunkedBodyLimit
 from catalog.models import ApiToken, Branch, BuildRecord, Variant
 from catalog.recipes.exporting.profiles import GENERATED_NOTE
 from catalog.recipes.nix.edit import edit_recipe
@@ -41,6 +42,7 @@ from catalog.wizard import output as wizard_output
 from catalog.wizard.detect.facts import split_lines
 from catalog.wizard.views import api_recommend
 from tests.hostile_inputs import SMI_HEADER, inputs
+from tests.wsgi_client import SiteClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -515,15 +517,14 @@ def raw_post(client: Client, path: str, stream: io.BytesIO, content_type: str, *
     return client.generic("POST", path, b"", **meta)
 
 
-def chunked(
-    client: Client, path: str, body: bytes, content_type: str, terminated: bool = True, **meta
-):
-    """A POST as gunicorn hands a chunked one over: no Content-Length, a body that ends."""
+def chunked(path: str, body: bytes, content_type: str, terminated: bool = True, **meta):
+    """A POST as gunicorn hands a chunked one over (no Content-Length, a body that ends) to the
+    site's WSGI application."""
     stream = TrackedStream(body)
     meta.update(HTTP_TRANSFER_ENCODING="chunked", CONTENT_LENGTH="")
     if terminated:
         meta["wsgi.input_terminated"] = True
-    return raw_post(client, path, stream, content_type, **meta), stream
+    return raw_post(SiteClient(), path, stream, content_type, **meta), stream
 
 
 @pytest.mark.django_db
@@ -591,7 +592,7 @@ class TestBuildsApi:
 
     def test_a_chunked_build_is_recorded(self, client, auth):
         body = json.dumps(self.BUILD).encode()
-        response, _ = chunked(client, self.URL, body, "application/json", **auth)
+        response, _ = chunked(self.URL, body, "application/json", **auth)
         assert response.status_code == 201, response.content
         assert BuildRecord.objects.count() == 1
 
@@ -722,26 +723,43 @@ class TestRequestLimits:
         assert stream.bytes_read == 0
 
     def test_a_chunked_body_over_the_limit_is_read_no_further_than_the_limit(self, client):
-        response, stream = chunked(client, "/api/recommend", b"x" * (3 * self.LIMIT), "text/plain")
+        response, stream = chunked("/api/recommend", b"x" * (3 * self.LIMIT), "text/plain")
         assert response.status_code == 413
         assert response.json() == {"error": self.TOO_LARGE}
         assert stream.bytes_read <= self.LIMIT + 64 * 1024
 
     def test_a_chunked_body_within_the_limit_reaches_the_view(self, client):
         answers = {"os": "linux", "arch": "x86_64", "gpu": "H100", "isa": "avx512"}
-        response, _ = chunked(
-            client, "/api/recommend", json.dumps(answers).encode(), "application/json"
-        )
+        response, _ = chunked("/api/recommend", json.dumps(answers).encode(), "application/json")
         assert response.status_code == 200, response.content
         assert "sm90" in response.content.decode()
 
     def test_a_chunked_body_the_server_cannot_end_is_411(self, client):
-        response, stream = chunked(
-            client, "/api/recommend", b"{}", "application/json", terminated=False
-        )
+        response, stream = chunked("/api/recommend", b"{}", "application/json", terminated=False)
         assert response.status_code == 411
         assert response.json()["error"] == "Send the request body with a Content-Length."
         assert stream.bytes_read == 0
+
+    def test_a_chunked_body_that_meets_no_wsgi_wrapper_is_411_not_an_empty_body(self, client):
+        # Django's own handler, without catalogue_site.wsgi's wrapper, would read no byte of it.
+        response = raw_post(
+            client,
+            "/api/recommend",
+            TrackedStream(b'{"gpu": "H100"}'),
+            "application/json",
+            HTTP_TRANSFER_ENCODING="chunked",
+            CONTENT_LENGTH="",
+            **{"wsgi.input_terminated": True},
+        )
+        assert response.status_code == 411
+        assert response.json()["error"] == "Send the request body with a Content-Length."
+
+    def test_the_site_application_reads_chunked_bodies_and_no_private_attribute_is_set(self):
+        from catalogue_site.wsgi import application
+
+        assert isinstance(application, ChunkedBodyLimit)
+        source = (ROOT / "catalog" / "middleware.py").read_text()
+        assert not re.search(r"request\._\w+\s*=", source)
 
     def test_too_many_form_fields_on_the_api_is_a_json_400(self, client):
         fields = {f"f{i}": "1" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
