@@ -1,10 +1,12 @@
 """The one-screen selector through its real entry points: the home page, /select/ for htmx, and
-its include atop /variants/."""
+its folded copy atop /variants/."""
 
 import re
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from django.conf import settings
 
 from catalog.models import Variant
 
@@ -117,6 +119,16 @@ def test_select_answers_htmx_with_the_selector_alone(client):
     assert f'id="selector-pname">{SM90}' in body
     bad = client.get("/select/", {"gpu": "x"}, headers={"HX-Request": "true"})
     assert bad.status_code == 400 and 'id="selector-error"' in text(bad)
+
+
+def test_the_htmx_answer_is_the_home_pages_own_selector_partial(client):
+    """One fragment mechanism: /select/ answers with the home page's `{% partialdef selector %}`,
+    the very section the page shows for the same choices."""
+    fragment = text(client.get("/select/", SM90_CHOICES, headers={"HX-Request": "true"})).strip()
+    page = text(client.get("/", SM90_CHOICES))
+    assert fragment.endswith("</section>") and fragment in page
+    template = Path(settings.BASE_DIR, "templates/catalog/home.html").read_text()
+    assert "{% partialdef selector %}" in template
 
 
 def test_select_without_htmx_goes_to_the_home_page(client):

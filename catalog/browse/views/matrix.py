@@ -36,6 +36,7 @@ from catalog.browse.filters import (
     VariantFilter,
 )
 from catalog.browse.grid import build_grid
+from catalog.browse.views import select
 from catalog.models import STATUSES
 
 RECORD_FIELDS = [
@@ -206,6 +207,11 @@ def _facets(filterset, counts: dict | None = None) -> list[dict]:
     return facets
 
 
+def _folded_selector() -> dict:
+    """The selector above the matrix: nothing chosen, folded, its buttons leading home."""
+    return {"selector_html": select.panel({}, embedded=True)[0]}
+
+
 def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     data.setdefault("view", "list")  # so the form shows which view is on
     filterset = _filterset(data)
@@ -214,7 +220,7 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
         if partial:
             return render(request, RESULTS, context, status=400)
         context["facets"] = _facets(filterset)
-        return render(request, PAGE, context, status=400)
+        return render(request, PAGE, {**context, **_folded_selector()}, status=400)
 
     if filterset.format == "csv":
         response = HttpResponse(_csv(request, filterset), content_type="text/csv; charset=utf-8")
@@ -224,7 +230,7 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
     if partial:
         return render(request, RESULTS, context)
     context["facets"] = _facets(filterset, filterset.facet_counts())
-    return render(request, PAGE, context)
+    return render(request, PAGE, {**context, **_folded_selector()})
 
 
 @require_safe

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
@@ -18,7 +19,8 @@ from catalog.browse import selector_engine
 
 BadChoice = selector_engine.BadChoice
 MAX_LISTED = 6  # with this few variants left, list them by name
-PANEL = "catalog/_selector_panel.html"
+# The partial in the home page that shows the selector; /select/ answers with it alone.
+PANEL = "catalog/home.html#selector"
 
 
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
@@ -74,11 +76,11 @@ def _resolvers() -> dict:
     return {"gpu": reader("gpu", naming.resolve_gpu), "isa": reader("isa", naming.resolve_name)}
 
 
-def _render(context: dict) -> str:
+def _render(context: dict) -> SafeString:
     return render_to_string(PANEL, {"selector": context})
 
 
-def panel(params, embedded: bool = False) -> tuple[str, int]:
+def panel(params, embedded: bool = False) -> tuple[SafeString, int]:
     """(html, status) of the selector for these query parameters ({name: [values]} or a
     QueryDict): cached per catalogue version and choices, so parameters the selector does not
     read share one entry; or, for a value it cannot use, the untouched selector with the reason
@@ -96,7 +98,8 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
         embedded,
         version=cache.structure_version(),
     )
-    return html, 200
+    # Rendered with autoescaping; marked again since a cache may hand back a plain str.
+    return mark_safe(html), 200
 
 
 @require_safe
