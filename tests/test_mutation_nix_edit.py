@@ -83,3 +83,61 @@ def test_a_binding_removed_from_a_one_line_set_takes_its_leading_space():
     )
     edited = edit_recipe(one_line, {"passthru": {"cpuISA": "avx"}})
     assert '// { gpuArch = gpuArchSM; cpuISA = "avx"; };\n' in edited
+
+
+FLAGS = """cpuFlags = [
+    "-mavx"        # AVX
+    "-mno-fma"     # no FMA3
+    "-mno-avx2"    # no AVX2
+  ];"""
+PASSTHRU = """    passthru = oldAttrs.passthru // {
+      gpuArch = gpuArchSM;
+      blasProvider = "cublas";
+      cpuISA = "avx";
+    };"""
+
+
+def pinned_with(old: str, new: str) -> str:
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    assert old in text
+    return text.replace(old, new)
+
+
+def test_a_pin_written_with_escapes_is_refused_not_rewritten():
+    text = pinned_with("github.com/NixOS", "github.com/Nix\\OS")
+    assert read_recipe(text).nixpkgs_pin  # read through the escape …
+    with pytest.raises(EditError, match="written with escapes; edit it by hand"):
+        edit_recipe(text, {"nixpkgs_pin": "a" * 40})  # … but not spliced into
+
+
+def test_a_one_line_list_emptied_is_written_as_an_empty_list():
+    text = pinned_with(FLAGS, 'cpuFlags = [ "-mavx" "-mno-fma" ];')
+    edited = edit_recipe(text, {"cpu_flags": []})
+    assert "\n  cpuFlags = [ ];\n" in edited
+    assert read_recipe(edited).cpu_flags == []
+
+
+def test_an_empty_laid_out_list_gets_its_elements_one_a_line_indented_past_its_line():
+    text = pinned_with(FLAGS, "cpuFlags = [\n  ];")
+    edited = edit_recipe(text, {"cpu_flags": ["-mavx"]})
+    assert '\n  cpuFlags = [\n    "-mavx"\n  ];\n' in edited
+    many = [f"-m{i}" for i in range(401)]  # past MAX_MATCHED_ELEMENTS: written anew
+    edited = edit_recipe(text, {"cpu_flags": many})
+    assert '\n  cpuFlags = [\n    "-m0"\n    "-m1"\n' in edited and '\n    "-m400"\n  ];' in edited
+    assert read_recipe(edited).cpu_flags == many
+
+
+def test_a_binding_added_to_an_empty_laid_out_set_is_indented_past_its_brace():
+    text = pinned_with(PASSTHRU, "    passthru = oldAttrs.passthru // {\n    };")
+    edited = edit_recipe(text, {"passthru": {"cpuISA": "avx"}})
+    assert '\n    passthru = oldAttrs.passthru // {\n      cpuISA = "avx";\n    };\n' in edited
+
+
+def test_a_binding_added_takes_the_indentation_of_bindings_that_start_their_line():
+    laid_out = '    passthru = oldAttrs.passthru // { blasProvider = "cublas";\n'
+    laid_out += '        cpuISA = "avx";\n    };'
+    text = pinned_with(PASSTHRU, laid_out)
+    wanted = {"blasProvider": "cublas", "cpuISA": "avx", "extra": "x"}
+    edited = edit_recipe(text, {"passthru": wanted})
+    assert '\n        cpuISA = "avx";\n        extra = "x";\n    };\n' in edited
+    assert read_recipe(edited).passthru == wanted

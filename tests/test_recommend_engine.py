@@ -491,7 +491,7 @@ def test_intel_mac_has_no_build():
         ("NVIDIA GeForce RTX 4090", "sm89"),
         ("Tesla T4", "sm75"),
         ("NVIDIA A100-SXM4-80GB", "sm80"),
-        ("NVIDIA GeForce RTX 3080", "sm86"),  # not in the catalogue's models: the known table
+        ("NVIDIA GeForce RTX 3080 Ti", "sm86"),  # a model written without its aliases
     ],
 )
 def test_gpu_names_resolve_to_architectures(name, sm):
@@ -956,3 +956,12 @@ def test_snapshot_builds_from_orm_like_objects():
         rec.variant.pname == "pytorch-python313-cuda12_8-sm90-avx2"
         and rec.variant.status == "built"
     )
+
+
+def test_a_gpu_the_catalogue_does_not_list_is_unknown_not_guessed():
+    # GPU models of built architectures live in the catalogue (architectures.toml): one missing
+    # from this test catalogue has no second table to fall back on.
+    assert "RTX 3080" not in {m.name for m in catalogue().gpu_models}
+    rec = linux_x86(SAPPHIRE_RAPIDS, gpu="NVIDIA GeForce RTX 3080")
+    assert not rec.ok and rec.variant is None
+    assert "Unknown GPU 'NVIDIA GeForce RTX 3080'" in str(rec.errors[0])

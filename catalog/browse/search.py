@@ -474,7 +474,7 @@ def _add_gpus(index, catalogue, counts) -> None:
         spellings[model.name] += [model.name, *model.aliases]
         sms[model.name] = model.sm
     known = {_gpu_key(s) for names in spellings.values() for s in names}
-    for name, cc in gpus.KNOWN_GPUS.items():
+    for name, cc in gpus.UNBUILT_GPUS.items():
         if _gpu_key(name) not in known:
             display = name.removeprefix("GeForce ").removeprefix("Tesla ")
             spellings[display].append(name)

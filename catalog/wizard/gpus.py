@@ -1,7 +1,8 @@
 """GPU names: normalising what nvidia-smi prints and resolving it to a compute capability.
 
-The catalogue's GPU models table (names + aliases) is asked first; `KNOWN_GPUS` is a backstop of
-well-known GPUs, including ones no branch builds for (Tesla K80, Maxwell, P100, Jetson Orin), so
+The catalogue's GPU models (names + aliases, from the snapshot; from the seed file
+architectures.toml when a paste is read without one) are asked first; `UNBUILT_GPUS` adds
+well-known GPUs that no catalogue architecture covers (Tesla K80, Maxwell, P100, Jetson Orin), so
 that such a name resolves to a compute capability and gets a clear "no build" answer.
 """
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog import naming
@@ -17,9 +20,11 @@ from catalog import naming
 if TYPE_CHECKING:
     from catalog.wizard.snapshot import Catalogue
 
-# name -> compute capability. Names are matched after `normalise_gpu_name`.
-KNOWN_GPUS: dict[str, str] = {
-    # Kepler / Maxwell / Pascal GP100 / Volta / Jetson: no branch builds these (or few do).
+# GPUs of compute capabilities the catalogue has no architecture for, name -> compute capability
+# (matched after `normalise_gpu_name`). Every GPU of an architecture the catalogue has is a model
+# in fixtures/catalogue/architectures.toml, and only there (tests/test_gpu_names_home.py).
+UNBUILT_GPUS: dict[str, str] = {
+    # Kepler / Maxwell / Pascal GP100 / Volta and Orin Jetsons: no branch builds these.
     "Tesla K80": "3.7",
     "Tesla K40": "3.5",
     "Tesla K20": "3.5",
@@ -35,77 +40,13 @@ KNOWN_GPUS: dict[str, str] = {
     "Jetson Nano": "5.3",
     "Tesla P100": "6.0",
     "Quadro GP100": "6.0",
-    "Tesla P40": "6.1",
-    "Tesla P4": "6.1",
-    "GeForce GTX 1050": "6.1",
-    "GeForce GTX 1060": "6.1",
-    "GeForce GTX 1070": "6.1",
-    "GeForce GTX 1080": "6.1",
-    "GeForce GTX 1080 Ti": "6.1",
-    "TITAN Xp": "6.1",
     "Jetson TX2": "6.2",
-    "Tesla V100": "7.0",
-    "V100": "7.0",
-    "TITAN V": "7.0",
-    "Quadro GV100": "7.0",
     "Jetson AGX Xavier": "7.2",
     "Jetson Xavier NX": "7.2",
-    "Tesla T4": "7.5",
-    "GeForce RTX 2060": "7.5",
-    "GeForce RTX 2070": "7.5",
-    "GeForce RTX 2080": "7.5",
-    "GeForce RTX 2080 Ti": "7.5",
-    "Quadro RTX 6000": "7.5",
-    "Quadro RTX 8000": "7.5",
-    "A100": "8.0",
-    "A30": "8.0",
-    "A800": "8.0",
-    "A10": "8.6",
-    "A10G": "8.6",
-    "A16": "8.6",
-    "A40": "8.6",
-    "RTX A4000": "8.6",
-    "RTX A5000": "8.6",
-    "RTX A6000": "8.6",
-    "GeForce RTX 3060": "8.6",
-    "GeForce RTX 3070": "8.6",
-    "GeForce RTX 3080": "8.6",
-    "GeForce RTX 3080 Ti": "8.6",
-    "GeForce RTX 3090": "8.6",
-    "GeForce RTX 3090 Ti": "8.6",
     "Jetson AGX Orin": "8.7",
     "Jetson Orin Nano": "8.7",
     "Jetson Orin NX": "8.7",
     "Jetson Orin": "8.7",
-    "L4": "8.9",
-    "L40": "8.9",
-    "L40S": "8.9",
-    "L20": "8.9",
-    "RTX 6000 Ada Generation": "8.9",
-    "GeForce RTX 4060": "8.9",
-    "GeForce RTX 4060 Ti": "8.9",
-    "GeForce RTX 4070": "8.9",
-    "GeForce RTX 4070 Ti": "8.9",
-    "GeForce RTX 4080": "8.9",
-    "GeForce RTX 4090": "8.9",
-    "H100": "9.0",
-    "H200": "9.0",
-    "H800": "9.0",
-    "H20": "9.0",
-    "GH200": "9.0",
-    "B100": "10.0",
-    "B200": "10.0",
-    "GB200": "10.0",
-    "B300": "10.3",
-    "GB300": "10.3",
-    "DRIVE Thor": "11.0",
-    "Jetson Thor": "11.0",
-    "GeForce RTX 5070": "12.0",
-    "GeForce RTX 5080": "12.0",
-    "GeForce RTX 5090": "12.0",
-    "RTX PRO 6000 Blackwell": "12.0",
-    "GB10": "12.1",
-    "DGX Spark": "12.1",
 }
 
 # The GPU generation of compute capabilities that have no catalogue architecture.
@@ -181,7 +122,7 @@ class GpuMatch:
     name: str  # the model it resolved to ("H100"), or the query when only a cc was known
     compute_capability: str  # "9.0"
     sm: str  # "sm90"
-    source: str  # "catalogue" | "known" | "compute capability"
+    source: str  # "catalogue" | "unbuilt" | "compute capability"
 
 
 def _table_of(pairs) -> dict[str, tuple[str, str, str]]:
@@ -197,13 +138,40 @@ def _table_of(pairs) -> dict[str, tuple[str, str, str]]:
 _MAX_WORDS = 8  # words in the longest GPU name a table holds (_table_of keeps no longer one)
 
 
+# The GPU models of the catalogue's architectures: the seed the catalogue is loaded from.
+ARCHITECTURES_TOML = Path(__file__).resolve().parents[2] / "fixtures/catalogue/architectures.toml"
+
+
+def seed_models(path: Path = ARCHITECTURES_TOML) -> list[tuple[str, tuple[str, ...], str]]:
+    """(name, aliases, compute capability) of every GPU model in architectures.toml."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [
+        (model["name"], tuple(model.get("aliases", ())), arch["compute_capability"])
+        for arch in data["architecture"]
+        for model in arch.get("models", ())
+    ]
+
+
 @functools.cache
-def _known_table() -> dict[str, tuple[str, str, str]]:
-    return _table_of((name, (name, cc, "known")) for name, cc in KNOWN_GPUS.items())
+def _unbuilt_table() -> dict[str, tuple[str, str, str]]:
+    return _table_of((name, (name, cc, "unbuilt")) for name, cc in UNBUILT_GPUS.items())
+
+
+@functools.cache
+def _seed_table() -> dict[str, tuple[str, str, str]]:
+    """The seed's models and aliases first, then UNBUILT_GPUS: for a paste read on its own."""
+    table = _table_of(
+        (spelling, (name, cc, "catalogue"))
+        for name, aliases, cc in seed_models()
+        for spelling in (name, *aliases)
+    )
+    for key, entry in _unbuilt_table().items():
+        table.setdefault(key, entry)
+    return table
 
 
 def _catalogue_table(catalogue) -> dict[str, tuple[str, str, str]]:
-    """The catalogue's models and aliases first, then KNOWN_GPUS."""
+    """The catalogue's models and aliases first, then UNBUILT_GPUS."""
     pairs = []
     for model in catalogue.gpu_models:
         arch = catalogue.architecture(model.sm)
@@ -212,15 +180,15 @@ def _catalogue_table(catalogue) -> dict[str, tuple[str, str, str]]:
             (spelling, (model.name, cc, "catalogue")) for spelling in (model.name, *model.aliases)
         ]
     table = _table_of(pairs)
-    for key, entry in _known_table().items():
+    for key, entry in _unbuilt_table().items():
         table.setdefault(key, entry)
     return table
 
 
 def _table(catalogue) -> dict[str, tuple[str, str, str]]:
-    """Built once per catalogue snapshot (and once for the known GPUs), never per GPU."""
+    """Built once per catalogue snapshot (and once from the seed), never per GPU."""
     if catalogue is None:
-        return _known_table()
+        return _seed_table()
     return catalogue.memo("gpu-names", _catalogue_table)
 
 
