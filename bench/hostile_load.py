@@ -25,8 +25,6 @@ import http.client
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Run as a script: bench/ (for load.py's helpers) is on the path; the project root is added there.
-from load import PY, ROOT, first_variant_url, free_port, wait_until_up
+from load import first_variant_url
+from server import ROOT, free_port, serve, stop
 
 HOSTS = ROOT / "tests" / "data" / "hosts"
 CLIENT_TIMEOUT = 40  # seconds: longer than gunicorn's 30 s worker time-out, so a kill shows
@@ -247,37 +246,6 @@ def report(result: Run) -> None:
     )
 
 
-def start_server(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
-    """scripts/serve.sh on a free port; its output (killed workers' tracebacks) goes to `log`."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "WORKERS": str(workers),
-        "ACCESS_LOG": "/dev/null",
-        "PY": str(PY),
-    }
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [str(ROOT / "scripts" / "serve.sh")],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    wait_until_up(f"http://127.0.0.1:{port}", server)
-    return server, port
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=15, help="seconds per run (15)")
@@ -301,7 +269,9 @@ def main() -> int:
         host, port = parsed.hostname or "127.0.0.1", parsed.port or 80
     else:
         log = Path(tempfile.gettempdir()) / f"hostile-load-gunicorn-{os.getpid()}.log"
-        server, port = start_server(args.workers, log)
+        port = free_port()
+        with log.open("wb") as out:  # killed workers' tracebacks go here
+            server = serve(port, args.workers, out)
         host = "127.0.0.1"
         print(f"gunicorn's output: {log}")
     try:
@@ -344,7 +314,7 @@ def main() -> int:
         return 1 if errors else 0
     finally:
         if server is not None:
-            stop_server(server)
+            stop(server)
 
 
 if __name__ == "__main__":

@@ -19,21 +19,17 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from server import ROOT, fetch, free_port, serve, stop
+
 # Run as a script (`python bench/load.py`), so the project root is not on the path by itself.
 sys.path.insert(0, str(ROOT))
-PY = ROOT / ".venv" / "bin" / "python"
 
 LUA = """
 done = function(summary, latency, requests)
@@ -43,36 +39,6 @@ done = function(summary, latency, requests)
     e.connect + e.read + e.write + e.status + e.timeout))
 end
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fetch(url, headers=None, timeout=30):
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-def wait_until_up(base, server, timeout=90):
-    """Until `base` + "/" answers 200; SystemExit when the server exits or takes too long."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"the server exited with {server.returncode}; see its output above.")
-        try:
-            if fetch(base + "/", timeout=5)[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"the server did not answer within {timeout} s.")
 
 
 def first_variant_url():
@@ -175,18 +141,8 @@ def main():
     static_dir.mkdir(parents=True, exist_ok=True)
     (static_dir / "matrix.html").write_bytes(html)
 
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "WORKERS": str(args.workers),
-        "ACCESS_LOG": "/dev/null",
-        "PY": str(PY),
-    }
-    server = subprocess.Popen(
-        [str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=env, start_new_session=True
-    )
+    server = serve(port, args.workers)
     try:
-        wait_until_up(base, server)
         targets = [
             ("matrix page /variants/", "/variants/", ()),
             (
@@ -249,11 +205,7 @@ def main():
         )
         return 1 if any(r["errors"] for r in results.values()) else 0
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+        stop(server)
         shutil.rmtree(static_dir, ignore_errors=True)
 
 

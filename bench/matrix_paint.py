@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-from load import free_port, wait_until_up  # bench/ is on the path when run as a script
+import server  # bench/ is on the path when run as a script
 from playwright.sync_api import sync_playwright
-
-ROOT = Path(__file__).resolve().parent.parent
-PY = ROOT / ".venv" / "bin" / "python"
+from server import PY, ROOT, free_port, stop, throwaway_key
 
 # (what is measured, CSS selector of the control clicked, starting address)
 SELECTIONS = [
@@ -63,31 +59,19 @@ def start_server(port: int) -> subprocess.Popen:
     # Production settings (DEBUG off: cached templates; whitenoise serves the collected static
     # files), with a throw-away key and an in-process cache.
     env = {
-        **os.environ,
         "DJANGO_CACHE": "locmem",
         "DJANGO_DEBUG": "0",
         "DJANGO_HTTPS": "0",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_SECRET_KEY": throwaway_key(),
     }
     subprocess.run(
         [str(PY), "manage.py", "collectstatic", "--noinput", "-v", "0"],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, **env},
         check=True,
     )
-    server = subprocess.Popen(
-        [str(PY), "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}", server, timeout=60)
-    except SystemExit:
-        server.terminate()
-        raise
-    return server
+    runserver = [str(PY), "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
+    return server.start(runserver, port, env, subprocess.DEVNULL, timeout=60)
 
 
 def measure(page, base: str, rounds: int) -> list[tuple[str, list[float]]]:
@@ -105,7 +89,7 @@ def main() -> int:
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
     args = parser.parse_args()
     port = free_port()
-    server = start_server(port)
+    running = start_server(port)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(
@@ -116,8 +100,7 @@ def main() -> int:
             nodes = page.evaluate("document.getElementsByTagName('*').length")
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        stop(running)
     print(f"filter change → painted, {args.rounds} changes each (ms); DOM after: {nodes} nodes")
     print(f"{'selection':36} {'first':>7} {'median':>7} {'worst':>7}   {'response median':>15}")
     for label, pairs in results:

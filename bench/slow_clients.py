@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
-import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -25,15 +22,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from server import free_port, nginx, serve_proxy, stop
 
 
 def timed_get(url: str, timeout: float = 60) -> float:
@@ -60,36 +50,8 @@ def slow_clients(port: int, count: int) -> list[socket.socket]:
 
 
 def start(port: int, upstream: int, workers: int, cache_dir: str, log) -> subprocess.Popen:
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "UPSTREAM_PORTS": str(upstream),
-        "WORKERS": str(workers),
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        "ACCESS_LOG": "/dev/null",
-        "NGINX": nginx,
-        "DJANGO_CACHE": "file",
-        "DJANGO_CACHE_DIR": cache_dir,
-    }
-    server = subprocess.Popen(
-        [str(ROOT / "scripts" / "serve-proxy.sh")],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"serve-proxy.sh exited with {server.returncode}; see {log.name}.")
-        try:
-            timed_get(f"http://127.0.0.1:{port}/", timeout=5)
-            return server
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit("serve-proxy.sh did not answer within 120 s.")
+    cache = {"DJANGO_CACHE": "file", "DJANGO_CACHE_DIR": cache_dir}
+    return serve_proxy(port, workers, log, UPSTREAM_PORTS=str(upstream), **cache)
 
 
 def main() -> int:
@@ -97,7 +59,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=3, help="gunicorn sync workers (3)")
     parser.add_argument("--slow", type=int, default=3, help="slow connections (3)")
     args = parser.parse_args()
-    if not (shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK)):
+    if not os.access(nginx(), os.X_OK):
         raise SystemExit("nginx is not installed: apt-get install nginx")
     port, upstream = free_port(), free_port()
     # The servers' own output (gunicorn's worker timeouts among it) goes to a log file.
@@ -122,8 +84,7 @@ def main() -> int:
                 s.close()
             print(f"gunicorn alone:  {alone * 1000:.0f} ms (1 request)")
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+            stop(server)
     os.unlink(log.name)
     return 0 if behind[1] < 1000 else 1
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,42 +25,15 @@ from pathlib import Path
 # bench/load.py's wrk runner and server helpers (bench/ is a folder of scripts, not a package).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 load = importlib.import_module("load")
-LUA, ROOT, first_variant_url = load.LUA, load.ROOT, load.first_variant_url
-free_port, run_wrk, wait_until_up = load.free_port, load.run_wrk, load.wait_until_up
+server = importlib.import_module("server")
+LUA, first_variant_url, run_wrk = load.LUA, load.first_variant_url, load.run_wrk
+free_port = server.free_port
 
 
 def serve(hosts: int, workers: int, redis_url: str, log) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "HOSTS": str(hosts),
-        "WORKERS": str(workers),
-        "DJANGO_CACHE": "redis",
-        "REDIS_URL": redis_url,
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        "ACCESS_LOG": "/dev/null",
-        "NGINX": shutil.which("nginx") or "/usr/sbin/nginx",
-    }
-    server = subprocess.Popen(
-        [str(ROOT / "scripts" / "serve-proxy.sh")],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_until_up(base, server)
-    return server, base
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
+    redis = {"HOSTS": str(hosts), "DJANGO_CACHE": "redis", "REDIS_URL": redis_url}
+    return server.serve_proxy(port, workers, log, **redis), f"http://127.0.0.1:{port}"
 
 
 def main() -> int:
@@ -100,7 +71,7 @@ def main() -> int:
             )
             print(f"{'servers':>7} {'target':34} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} errors")
             for hosts in (1, 2):
-                server, base = serve(hosts, args.workers, f"redis://127.0.0.1:{redis_port}/0", log)
+                running, base = serve(hosts, args.workers, f"redis://127.0.0.1:{redis_port}/0", log)
                 try:
                     for label, path in targets:
                         r = run_wrk(
@@ -112,7 +83,7 @@ def main() -> int:
                             f"{r['p99']:7.1f} {r['errors']:6d}"
                         )
                 finally:
-                    stop(server)
+                    server.stop(running)
         finally:
             redis.terminate()
             redis.wait(timeout=10)
