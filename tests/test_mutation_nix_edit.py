@@ -141,3 +141,58 @@ def test_a_binding_added_takes_the_indentation_of_bindings_that_start_their_line
     edited = edit_recipe(text, {"passthru": wanted})
     assert '\n        cpuISA = "avx";\n        extra = "x";\n    };\n' in edited
     assert read_recipe(edited).passthru == wanted
+
+
+def test_added_cmake_flags_are_set_off_by_blank_lines_only_where_the_recipe_does_so():
+    compact = fixture_text("pytorch-pinned-mps.nix")
+    added = '  cmakeFlags = (oldAttrs.cmakeFlags or []) ++ [ "-DUSE_X=OFF" ];\n'
+    edited = edit_recipe(compact, {"extra_cmake_flags": ["-DUSE_X=OFF"]})
+    assert "  '';\n" + added + "  meta = " in edited
+    spaced = compact.replace("  '';\n  meta", "  '';\n\n  meta")
+    edited = edit_recipe(spaced, {"extra_cmake_flags": ["-DUSE_X=OFF"]})
+    assert "  '';\n\n" + added + "\n  meta = " in edited
+
+
+def test_revision_zero_is_a_revision():
+    edited = edit_recipe(fixture_text("pytorch-pinned-mps.nix"), {"metadata_rev": 0})
+    assert "echo 0 > $out/.metadata-rev" in edited
+    with pytest.raises(EditError, match="whole number of 0 or more"):
+        edit_recipe(fixture_text("pytorch-pinned-mps.nix"), {"metadata_rev": -1})
+
+
+def test_a_one_line_list_keeps_its_spacing_when_an_element_is_added():
+    text = pinned_with(FLAGS, 'cpuFlags = [ "-mavx"   "-mno-fma" ];')
+    edited = edit_recipe(text, {"cpu_flags": ["-mavx", "-mno-fma", "-mfma"]})
+    assert '\n  cpuFlags = [ "-mavx"   "-mno-fma" "-mfma" ];\n' in edited
+
+
+def test_a_laid_out_list_emptied_keeps_its_brackets_on_their_lines():
+    edited = edit_recipe(fixture_text("pytorch-pinned-cuda.nix"), {"cpu_flags": []})
+    assert "\n  cpuFlags = [\n  ];\n" in edited
+    assert read_recipe(edited).cpu_flags == []
+
+
+def test_a_block_cannot_go_into_a_one_line_attribute_set():
+    mps = fixture_text("pytorch-pinned-mps.nix")
+    start, end = mps.index("overrideAttrs (oldAttrs: {") + 26, mps.rindex("})")
+    one_line = mps[:start] + ' pname = "pytorch-python312-darwin-mps"; ' + mps[end:]
+    assert read_recipe(one_line).pname == "pytorch-python312-darwin-mps"
+    many = [f"-DUSE_FEATURE_{i}=OFF" for i in range(6)]  # past 80 columns: one a line
+    with pytest.raises(EditError, match="written on one line; edit it by hand"):
+        edit_recipe(one_line, {"extra_cmake_flags": many})
+
+
+def test_a_passthru_key_added_to_a_spaced_set_gets_no_blank_line_of_its_own():
+    spaced = PASSTHRU.replace("      blasProvider", "\n      blasProvider")
+    text = pinned_with(PASSTHRU, spaced)
+    wanted = {**read_recipe(text).passthru, "extra": "x"}
+    edited = edit_recipe(text, {"passthru": wanted})
+    assert '\n      cpuISA = "avx";\n      extra = "x";\n    };\n' in edited
+
+
+def test_an_attribute_added_before_meta_goes_above_the_comments_over_meta():
+    mps = fixture_text("pytorch-pinned-mps.nix")
+    text = mps.replace("  '';\n  meta", "  '';\n  # What the catalogue shows\n  meta")
+    edited = edit_recipe(text, {"extra_cmake_flags": ["-DUSE_X=OFF"]})
+    added = '  cmakeFlags = (oldAttrs.cmakeFlags or []) ++ [ "-DUSE_X=OFF" ];\n'
+    assert "  '';\n" + added + "  # What the catalogue shows\n  meta = " in edited

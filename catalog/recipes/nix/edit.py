@@ -324,8 +324,9 @@ def _list_diff(
         for k in range(pairs):
             replaced[i1 + k] = new[j1 + k]
         deleted.update(range(i1 + pairs, i2))
-        if j1 + pairs < j2:
-            added.append((i1 + pairs - 1, new[j1 + pairs : j2]))
+        extra = new[j1 + pairs : j2]
+        if extra:
+            added.append((i1 + pairs - 1, extra))
     return replaced, deleted, added
 
 
@@ -350,7 +351,9 @@ def _add(
 ) -> Splice:
     before = [i for i in survivors if i <= after]
     later = [i for i in survivors if i > after]
-    if own_lines or (not survivors and node.start_point.row != node.end_point.row):
+    # An empty laid-out list counts as own_lines (it has no element that shares a line); a
+    # non-empty list keeps a survivor beside any addition (the diff pairs what it replaces).
+    if own_lines:
         if before:
             anchor = elements[before[-1]]
             at, indent = src.line_end(anchor.end_byte), src.indent_of(anchor.start_byte)
@@ -362,11 +365,7 @@ def _add(
             if src.data[src.line_start(closing.start_byte) : closing.start_byte].strip():
                 raise EditError(name, "the list's layout leaves no line to add to; edit it by hand")
             at = src.line_start(closing.start_byte)
-            indent = (
-                src.indent_of(elements[0].start_byte)
-                if elements
-                else src.indent_of(closing.start_byte) + "  "
-            )
+            indent = src.indent_of(closing.start_byte) + "  "  # the list is empty
         text = "".join(f"{indent}{S.quote(v)}\n" for v in values)
         return Splice(at, at, text.encode(), name)
     if before:
@@ -468,9 +467,7 @@ def _passthru(
             raise EditError(f"passthru.{key}", f"{key!r} is not a Nix attribute name")
         if key in current:
             if current[key] != wanted:
-                node = S.unwrap(recipe.passthru_bindings[key].value)
-                if node is None:
-                    raise EditError(f"passthru.{key}", "it has no value; edit it by hand")
+                node = recipe.passthru_values[key]
                 splices.append(_replace_literal(recipe.src, node, literal(wanted), name))
         else:
             _check_new_passthru_key(recipe, key)

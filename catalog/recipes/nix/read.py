@@ -83,6 +83,7 @@ class Recipe:
     post_install: Binding | None = None
     passthru_attrs: Node | None = None
     passthru_bindings: dict[str, Binding] = field(default_factory=dict)
+    passthru_values: dict[str, Node] = field(default_factory=dict)  # the literal read, per key
     cmake_node: Node | None = None  # the added list literal
     cmake_binding: Binding | None = None
     python_nodes: list[Node] = field(default_factory=list)  # every place naming the set
@@ -678,6 +679,7 @@ class _Reader:
                 recipe.passthru_bindings[key] = field_binding  # there, but not a literal
                 continue
             recipe.passthru_bindings[key] = field_binding
+            recipe.passthru_values[key] = node
             recipe.facts.passthru[key] = value
             recipe.facts.spans[f"passthru.{key}"] = self.src.span(node)
 
