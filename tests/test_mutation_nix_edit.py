@@ -196,3 +196,33 @@ def test_an_attribute_added_before_meta_goes_above_the_comments_over_meta():
     edited = edit_recipe(text, {"extra_cmake_flags": ["-DUSE_X=OFF"]})
     added = '  cmakeFlags = (oldAttrs.cmakeFlags or []) ++ [ "-DUSE_X=OFF" ];\n'
     assert "  '';\n" + added + "  # What the catalogue shows\n  meta = " in edited
+
+
+def test_two_targets_bound_to_one_literal_must_stay_equal():
+    text = pinned_with("gpuTargets = [ gpuArchSM ];", "gpuTargets = [ gpuArchSM gpuArchSM ];")
+    with pytest.raises(EditError, match="two targets share one binding and cannot differ"):
+        edit_recipe(text, {"gpu_targets": ["8.6", "9.0"]})
+    edited = edit_recipe(text, {"gpu_targets": ["8.6", "8.6"]})
+    assert 'gpuArchSM = "8.6";' in edited and read_recipe(edited).gpu_targets == ["8.6", "8.6"]
+
+
+def test_a_binding_cannot_go_before_a_closing_brace_that_shares_a_line():
+    text = pinned_with('      cpuISA = "avx";\n    };', '      cpuISA = "avx"; };')
+    wanted = {**read_recipe(text).passthru, "extra": "x"}
+    with pytest.raises(EditError, match="closing brace shares a line; edit it by hand"):
+        edit_recipe(text, {"passthru": wanted})
+
+
+def test_a_group_added_before_meta_gets_a_blank_line_only_where_meta_has_one_above():
+    # The set separates some bindings by blank lines, but not meta from what precedes it.
+    mps = fixture_text("pytorch-pinned-mps.nix")
+    text = mps.replace("  };\n  preConfigure", "  };\n\n  preConfigure")
+    edited = edit_recipe(text, {"extra_cmake_flags": ["-DUSE_X=OFF"]})
+    added = '  cmakeFlags = (oldAttrs.cmakeFlags or []) ++ [ "-DUSE_X=OFF" ];\n'
+    assert "  '';\n" + added + "  meta = " in edited
+
+
+def test_a_passthru_key_written_as_an_expression_is_named_in_the_refusal():
+    text = fixture_text("pytorch-pinned-cuda.nix")
+    with pytest.raises(EditError, match=r"written as an expression \(gpuArchSM\), not a literal"):
+        edit_recipe(text, {"passthru": {**read_recipe(text).passthru, "gpuArch": "9.0"}})

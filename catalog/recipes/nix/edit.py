@@ -484,10 +484,9 @@ def _passthru(
 def _check_new_passthru_key(recipe: Recipe, key: str) -> None:
     """A key the recipe's literal passthru lacks can be added unless the recipe sets it through
     an expression."""
-    binding = recipe.passthru_bindings.get(key)
-    if binding is not None:
-        value = binding.value
-        shown = recipe.src.text_of(value)[:40] if value is not None else ""
+    value = recipe.passthru_values.get(key)
+    if value is not None:
+        shown = recipe.src.text_of(value)[:40]
         raise EditError(
             f"passthru.{key}",
             f"it is written as an expression ({shown}), not a literal; edit it by hand",
@@ -564,7 +563,7 @@ def _insert_binding(
             if not src.data[previous:at].strip().startswith(b"#"):
                 break
             at = previous
-        blank_above = at > 0 and not src.data[src.line_start(at - 1) : at].strip()
+        blank_above = not src.data[src.line_start(at - 1) : at].strip()
         lead, tail = "", "\n" if spaced and blank_above else ""
     elif at_start:
         at, lead, tail = src.line_end(opening.end_byte), "", ""

@@ -83,7 +83,7 @@ class Recipe:
     post_install: Binding | None = None
     passthru_attrs: Node | None = None
     passthru_bindings: dict[str, Binding] = field(default_factory=dict)
-    passthru_values: dict[str, Node] = field(default_factory=dict)  # the literal read, per key
+    passthru_values: dict[str, Node] = field(default_factory=dict)  # each binding's value
     cmake_node: Node | None = None  # the added list literal
     cmake_binding: Binding | None = None
     python_nodes: list[Node] = field(default_factory=list)  # every place naming the set
@@ -677,6 +677,7 @@ class _Reader:
                 value = None
             else:
                 recipe.passthru_bindings[key] = field_binding  # there, but not a literal
+                recipe.passthru_values[key] = node
                 continue
             recipe.passthru_bindings[key] = field_binding
             recipe.passthru_values[key] = node
