@@ -290,11 +290,12 @@ def test_an_added_architecture_differs_from_its_sibling_only_in_the_lines_naming
     out = arch_command("add-architecture", "sm70", "--like", "sm75")
     assert out.splitlines()[-1].startswith(f"{PYTORCH_2_8[0]}:{PYTORCH_2_8[1]}: 9 variants added")
     assert "9 created, 0 updated, 62 unchanged" in export(checkout)
-    assert against_sibling(checkout, SM75_AVX2.replace("sm75", "sm70"), SM75_AVX2) == [
+    sm70 = SM75_AVX2.replace("sm75", "sm70")
+    assert against_sibling(checkout, sm70, SM75_AVX2) == [
         "-# PyTorch optimized for NVIDIA Turing (SM75: T4, RTX 2080 Ti) + AVX2",
         f"-# Package name: {SM75_AVX2}",
         "+# PyTorch optimized for NVIDIA Volta (SM70: Quadro GV100, Titan V, V100) + AVX2",
-        f"+# Package name: {SM75_AVX2.replace('sm75', 'sm70')}",
+        f"+# Package name: {sm70}",
         "-  # GPU target: SM75 (Turing architecture - T4, RTX 2080 Ti, Quadro RTX 8000)",
         "-  # PyTorch's CMake accepts numeric format (7.5) not sm_75",
         '-  gpuArchNum = "7.5";',
@@ -302,7 +303,21 @@ def test_an_added_architecture_differs_from_its_sibling_only_in_the_lines_naming
         "+  # PyTorch's CMake accepts numeric format (7.0) not sm_70",
         '+  gpuArchNum = "7.0";',
         f'-    pname = "{SM75_AVX2}";',
-        f'+    pname = "{SM75_AVX2.replace("sm75", "sm70")}";',
+        f'+    pname = "{sm70}";',
+        '-      echo "GPU Target: ${gpuArchNum} (Turing: T4, RTX 2080 Ti, Quadro RTX 8000)"',
+        '+      echo "GPU Target: ${gpuArchNum} (Volta: Quadro GV100, Titan V, V100)"',
+        '-      description = "PyTorch for NVIDIA T4/RTX 2080 Ti (SM75, Turing) + AVX2";',
+        '+      description = "PyTorch for NVIDIA V100 (SM70, Volta) + AVX2";',
+        "-        - GPU: NVIDIA Turing architecture (SM75) - T4, RTX 2080 Ti, Quadro RTX 8000",
+        "+        - GPU: NVIDIA Volta architecture (SM70) - Quadro GV100, Titan V, V100",
+        "-        - CUDA: 12.8 with compute capability 7.5",
+        "+        - CUDA: 12.8 with compute capability 7.0",
+        "-        - GPU: T4, RTX 2080 Ti, RTX 2080 Super, Quadro RTX 8000, or other SM75 GPUs",
+        "+        - GPU: Quadro GV100, Titan V, V100, or other SM70 GPUs",
+        "-        - Driver: NVIDIA 418+ required",
+        "+        - Driver: NVIDIA 384+ required",
+        "-        Choose this if: You have T4/RTX 2080 Ti-class GPU and want maximum CPU",
+        "+        Choose this if: You have V100-class GPU and want maximum CPU",
     ]
     companion = "torchvision-python312-cuda12_8-sm75-avx"
     assert against_sibling(checkout, companion.replace("sm75", "sm70"), companion)[4:] == [
@@ -312,12 +327,33 @@ def test_an_added_architecture_differs_from_its_sibling_only_in_the_lines_naming
         "+  customPytorch = import ./pytorch-python312-cuda12_8-sm70-avx.nix {};",
         f'-    pname = "{companion}";',
         f'+    pname = "{companion.replace("sm75", "sm70")}";',
+        '-      echo "GPU Target: ${gpuArchSM} (Turing: T4, RTX 2080 Ti, Quadro RTX 8000)"',
+        '+      echo "GPU Target: ${gpuArchSM} (Volta: Quadro GV100, Titan V, V100)"',
+        '-      echo "PyTorch: custom AVX-only build (sm75-avx)"',
+        '+      echo "PyTorch: custom AVX-only build (sm70-avx)"',
+        '-      description = "Torchvision for NVIDIA T4/RTX 2080 Ti (SM75, Turing) with AVX";',
+        '+      description = "Torchvision for NVIDIA V100 (SM70, Volta) with AVX";',
+        "-        Custom torchvision build matching the pytorch-python312-cuda12_8-sm75-avx"
+        " variant:",
+        "-        - GPU: NVIDIA Turing architecture (SM75) - T4, RTX 2080 Ti, Quadro RTX 8000",
+        "+        Custom torchvision build matching the pytorch-python312-cuda12_8-sm70-avx"
+        " variant:",
+        "+        - GPU: NVIDIA Volta architecture (SM70) - Quadro GV100, Titan V, V100",
+        "-        - CUDA: 12.8 with compute capability 7.5",
+        "+        - CUDA: 12.8 with compute capability 7.0",
+        "-        This build imports and links against the corresponding PyTorch SM75-AVX recipe,",
+        "+        This build imports and links against the corresponding PyTorch SM70-AVX recipe,",
     ]
+    # Every file: each removed line names SM75 and each added line SM70 (by SM token, compute
+    # capability, family, GPU model or driver); no other line differs.
+    old_words = ("SM75", "sm75", "sm_75", "7.5", "Turing", "T4", "418")
+    new_words = ("SM70", "sm70", "sm_70", "7.0", "Volta", "V100", "384")
     for new in Variant.objects.filter(branch__name=PYTORCH_2_8[1], gpu_arch__sm="sm70"):
-        sibling = new.pname.replace("sm70", "sm75")
-        for line in against_sibling(checkout, new.pname, sibling):
-            code = line[1:].split("#")[0]
-            assert not code.strip() or any(k in code for k in ("gpuArch", "pname", "import ./"))
+        changed = against_sibling(checkout, new.pname, new.pname.replace("sm70", "sm75"))
+        assert changed
+        for line in changed:
+            words = old_words if line[0] == "-" else new_words
+            assert any(word in line for word in words), line
         assert new.depends_on is None or new.depends_on.gpu_arch.sm == "sm70"
     # Read back, the new files are what the catalogue holds.
     assert "0 updated, 71 unchanged" in reimport(checkout)
@@ -407,7 +443,17 @@ def test_a_derived_branch_is_the_source_texts_with_names_python_and_pins_edited(
         "+  (nixpkgs_pinned.python313Packages.torch.override {",
         f'-    pname = "{SM90_AVX512}";',
         f'+    pname = "{new}";',
+        "-        - Python: 3.12",
+        "+        - Python: 3.13",
     ]
+    # Every file: each changed line names the Python version or the pin, nothing else differs.
+    for name in files:
+        before = git(checkout, "show", f"HEAD~1:.flox/pkgs/{name.replace('313', '312')}")
+        after = (checkout / ".flox" / "pkgs" / name).read_text()
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0):
+            if line[:1] in "+-" and not line.startswith(("---", "+++")):
+                words = ("python312", "3.12", OLD_PIN) if line[0] == "-" else ("python313", "3.13")
+                assert any(word in line for word in (*words, NEW_PIN)), (name, line)
     derived = Variant.objects.get(branch__name=NEW_BRANCH, pname=new)
     assert (derived.python_version, derived.nixpkgs_pin, derived.branch.pytorch_version) == (
         "3.13",
@@ -537,7 +583,7 @@ def test_the_admin_action_shows_a_refusal_and_saves_nothing(admin_client):
     assert Variant.objects.get(pk=chosen.pk).gpu_arch.sm == "sm90"
 
 
-def test_an_added_isa_differs_from_its_sibling_in_flags_name_and_comments(checkout):
+def test_an_added_isa_differs_from_its_sibling_in_flags_name_comments_and_descriptions(checkout):
     # The real branch has AVX-512 VNNI already: drop it, then derive it from AVX-512 again.
     Variant.objects.filter(branch__name=PYTORCH_2_8[1], cpu_isa__slug="avx512vnni").delete()
     out = arch_command("add-architecture", "--isa", "avx512vnni", "--like", "avx512")
@@ -556,6 +602,14 @@ def test_an_added_isa_differs_from_its_sibling_in_flags_name_and_comments(checko
         f'+    pname = "{new}";',
         '-      cpuISA = "avx512";',
         '+      cpuISA = "avx512vnni";',
+        '-      echo "CPU Features: AVX-512"',
+        '+      echo "CPU Features: AVX-512 VNNI"',
+        "-        - CPU: x86-64 with AVX-512 instruction set",
+        "+        - CPU: x86-64 with AVX-512 VNNI instruction set",
+        "-        - CPU: Intel Skylake-X+ (2017+), AMD Zen 4+ (2022+) with AVX-512",
+        "+        - CPU: Intel Cascade Lake+ (2019+), AMD Zen 4+ (2022+) with AVX-512 VNNI",
+        "-        Choose this if: You have H100/L40S datacenter GPUs with AVX-512 CPUs",
+        "+        Choose this if: You have H100/L40S datacenter GPUs with AVX-512 VNNI CPUs",
     ]
     assert variant(new).cpu_flags == [
         "-mavx512f",
