@@ -20,9 +20,6 @@ class JobCommand(BaseCommand):
     def run_job(self, opts: dict) -> JobReport:
         raise NotImplementedError
 
-    def summary(self, report: JobReport) -> str:
-        raise NotImplementedError
-
     def add_arguments(self, parser):
         parser.add_argument("--repository", required=True, help=", ".join(vocabulary.REPOSITORIES))
         parser.add_argument("--branch", required=True, help=self.branch_help)
@@ -40,4 +37,4 @@ class JobCommand(BaseCommand):
             if opts["verbosity"] > 1:
                 self.stdout.write(diff.rstrip("\n"))
         prefix = "dry run (nothing saved): " if report.dry_run else ""
-        self.stdout.write(self.style.SUCCESS(prefix + self.summary(report)))
+        self.stdout.write(self.style.SUCCESS(prefix + report.summary))

@@ -45,6 +45,7 @@ class JobReport:
 
     repository: str
     branch: str  # the branch written (derive-branch: the new one)
+    job: str  # "added", "dropped" or "derived"
     source: str = ""  # derive-branch: the branch derived from
     # (recipe path, its model's path) per new file; (recipe path, "") per dropped one
     files: list[tuple[str, str]] = field(default_factory=list)
@@ -53,6 +54,21 @@ class JobReport:
     diffs: list[str] = field(default_factory=list)
     dropped: int = 0
     dry_run: bool = False
+
+    @property
+    def summary(self) -> str:
+        """One sentence, as the command prints it and the admin shows it."""
+        where = f"{self.repository}:{self.branch}"
+        if self.job == "dropped":
+            return f"{where}: {self.dropped} variants dropped"
+        if self.job == "derived":
+            return (
+                f"{where} from {self.source}: {len(self.files)} variants, {self.dropped} "
+                "dropped; export-recipes --into a checkout of the new branch writes them"
+            )
+        return (
+            f"{where}: {len(self.files)} variants added; export-recipes --into writes their files"
+        )
 
     def record(self, variant: Variant, model: Variant | None) -> None:
         path = variant.recipe_path or naming.recipe_path(variant.pname)
@@ -510,7 +526,7 @@ def add_architecture(
         "added",
         reads_as=("gpu_arch_id", new.pk, new.sm.upper()),
     )
-    report = JobReport(repository, branch_name, dry_run=dry_run)
+    report = JobReport(repository, branch_name, "added", dry_run=dry_run)
     return _run(report, dry_run, lambda: _derive_all(job, models, report))
 
 
@@ -541,7 +557,7 @@ def drop_architecture(
     variants = _models(branch, gpu_arch=arch)
     if not variants:
         raise MaintainRefused(f"{branch} has no {arch.sm.upper()} variants.")
-    report = JobReport(repository, branch_name, dry_run=dry_run)
+    report = JobReport(repository, branch_name, "dropped", dry_run=dry_run)
 
     def drop() -> None:
         for variant in sorted(variants, key=lambda v: v.library == "pytorch"):
@@ -626,7 +642,7 @@ def derive_branch(
     source = _branch(repository, source_name)
     dropped = {_arch(sm).pk for sm in drop}
     _check_pins(source, pins)
-    report = JobReport(repository, new_name, source=source_name, dry_run=dry_run)
+    report = JobReport(repository, new_name, "derived", source=source_name, dry_run=dry_run)
 
     def derive() -> None:
         branch = _new_branch(source, new_name, values)
@@ -696,5 +712,5 @@ def add_isa(
         return derive_isa_recipe(model.recipe_text, flags, new.slug, pname, names, subs)
 
     job = _Derivation(branch, names, text, "added", reads_as=("cpu_isa_id", new.pk, new.slug))
-    report = JobReport(repository, branch_name, dry_run=dry_run)
+    report = JobReport(repository, branch_name, "added", dry_run=dry_run)
     return _run(report, dry_run, lambda: _derive_all(job, models, report))

@@ -38,9 +38,3 @@ class Command(JobCommand):
             opts["like"],
             dry_run=opts["dry_run"],
         )
-
-    def summary(self, report):
-        return (
-            f"{report.repository}:{report.branch}: {len(report.files)} variants added; "
-            "export-recipes --into writes their files"
-        )

@@ -46,10 +46,3 @@ class Command(JobCommand):
             drop=opts["drop"],
             dry_run=opts["dry_run"],
         )
-
-    def summary(self, report):
-        return (
-            f"{report.repository}:{report.branch} from {report.source}: "
-            f"{len(report.files)} variants, {report.dropped} dropped; "
-            "export-recipes --into a checkout of the new branch writes them"
-        )

@@ -19,6 +19,3 @@ class Command(JobCommand):
         return drop_architecture(
             opts["repository"], opts["branch"], opts["sm"], dry_run=opts["dry_run"]
         )
-
-    def summary(self, report):
-        return f"{report.repository}:{report.branch}: {report.dropped} variants dropped"
