@@ -153,6 +153,43 @@ def test_a_field_changed_on_both_sides_keeps_the_catalogue_value_and_exits_3(che
     }
 
 
+def test_edits_survive_reloading_the_seeds_and_reimporting_and_export_as_their_lines(checkout):
+    out = edit(
+        *("--where", f"pname={SM90_AVX512}"),
+        *("--set", f"nixpkgs_pin={NEW_PIN}", "--set", "metadata_rev=3"),
+        *("--set", "use_case=H100 fine-tuning", "--set", "notes=Tested.", "--set", "status=built"),
+        *("--set", 'cpu_flags=["-mavx512f", "-mavx512dq", "-mavx512vl", "-mavx512bw"]'),
+    )
+    assert "1 variants matched, 1 changed" in out
+    loaded = StringIO()
+    call_command("load-catalogue", verbosity=2, stdout=loaded)
+    assert f"kept (differs from the seeds): {':'.join(PYTORCH_2_8)}: {SM90_AVX512}: use_case" in (
+        loaded.getvalue().splitlines()
+    )
+    assert "62 unchanged" in reimport(checkout)
+    chosen = variant(SM90_AVX512)
+    assert (chosen.nixpkgs_pin, chosen.metadata_rev, chosen.use_case, chosen.notes) == (
+        NEW_PIN,
+        3,
+        "H100 fine-tuning",
+        "Tested.",
+    )
+    assert (chosen.status, chosen.cpu_flags[-1]) == ("built", "-mavx512bw")
+    export(checkout)
+    line = pin_line(checkout, SM90_AVX512, OLD_PIN)
+    assert diff_lines(checkout) == {
+        f".flox/pkgs/{SM90_AVX512}.nix": [
+            f"-{line}",
+            f"+{line.replace(OLD_PIN, NEW_PIN)}",
+            '-    "-mfma"        # Fused multiply-add',
+            "+    postInstall = (oldAttrs.postInstall or \"\") + ''",
+            "+      echo 3 > $out/.metadata-rev",
+            "+    '';",
+            "+",
+        ]
+    }
+
+
 def pin_line(root: Path, pname: str, pin: str) -> str:
     """The line of the recipe at HEAD that holds pin."""
     text = git(root, "show", f"HEAD:.flox/pkgs/{pname}.nix")

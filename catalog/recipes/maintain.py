@@ -347,20 +347,22 @@ def derive_isa_recipe(text: str, flags: list[str], slug: str, pname: str, names,
 # ---------------------------------------------------------------- the catalogue
 
 
-def _arch(sm: str) -> GpuArchitecture:
-    found = GpuArchitecture.objects.filter(sm=sm.strip().lower()).first()
+def _catalogued(model, key: str, value: str, what: str):
+    """The row of `model` whose `key` is the value as typed (any case), or a refusal that lists
+    the known ones."""
+    found = model.objects.filter(**{key: value.strip().lower()}).first()
     if found is None:
-        known = ", ".join(GpuArchitecture.objects.values_list("sm", flat=True))
-        raise MaintainRefused(f"{sm} is not a catalogued GPU architecture; known: {known}.")
+        known = ", ".join(model.objects.values_list(key, flat=True))
+        raise MaintainRefused(f"{value} is not a catalogued {what}; known: {known}.")
     return found
+
+
+def _arch(sm: str) -> GpuArchitecture:
+    return _catalogued(GpuArchitecture, "sm", sm, "GPU architecture")
 
 
 def _isa(slug: str) -> CpuIsa:
-    found = CpuIsa.objects.filter(slug=slug.strip().lower()).first()
-    if found is None:
-        known = ", ".join(CpuIsa.objects.values_list("slug", flat=True))
-        raise MaintainRefused(f"{slug} is not a catalogued CPU ISA; known: {known}.")
-    return found
+    return _catalogued(CpuIsa, "slug", slug, "CPU ISA")
 
 
 def _names(arch: GpuArchitecture) -> ArchNames:
