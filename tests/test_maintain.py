@@ -410,6 +410,18 @@ def test_an_architecture_the_branch_cuda_cannot_build_is_refused(checkout):
 
 
 def test_a_dropped_architecture_leaves_stale_files_that_prune_deletes(checkout):
+    # A dry run with -v 2 prints each deletion --prune would make, and removes nothing.
+    dry = arch_command("drop-architecture", "sm61", "--dry-run", "-v", "2").splitlines()
+    source = (checkout / ".flox/pkgs/torchvision-python312-cuda12_8-sm61-avx.nix").read_text()
+    start = dry.index("--- a/.flox/pkgs/torchvision-python312-cuda12_8-sm61-avx.nix")
+    assert dry[start + 1 : start + 3] == [
+        "+++ /dev/null",
+        f"@@ -1,{len(source.splitlines())} +0,0 @@",
+    ]
+    assert dry[-1].startswith("dry run (nothing saved): ") and dry[-1].endswith(
+        "4 variants dropped"
+    )
+    assert Variant.objects.filter(branch__name=PYTORCH_2_8[1], gpu_arch__sm="sm61").count() == 4
     out = arch_command("drop-architecture", "sm61")
     assert out.splitlines()[-1].endswith("4 variants dropped")
     assert "4 stale" in export(checkout)

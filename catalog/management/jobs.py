@@ -2,23 +2,27 @@
 derive-branch): the branch options, --dry-run, a refusal as exit 2, a line per file and, with
 -v 2, the diff export-recipes will write for it."""
 
+from abc import ABCMeta, abstractmethod
+
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import vocabulary
 from catalog.recipes.maintain import JobReport, MaintainRefused
 
 
-class JobCommand(BaseCommand):
+class JobCommand(BaseCommand, metaclass=ABCMeta):
     branch_help = "the branch to change"
     # One line per file, from its path and its model's; files_at the verbosity that shows them.
     file_line = "{path}"
     files_at = 1
 
+    @abstractmethod
     def add_job_arguments(self, parser) -> None:
-        raise NotImplementedError
+        """The job's own arguments, between --branch and --dry-run."""
 
+    @abstractmethod
     def run_job(self, opts: dict) -> JobReport:
-        raise NotImplementedError
+        """The service call; a refusal raises MaintainRefused (or CommandError)."""
 
     def add_arguments(self, parser):
         parser.add_argument("--repository", required=True, help=", ".join(vocabulary.REPOSITORIES))
