@@ -99,15 +99,22 @@ class BranchAdmin(admin.ModelAdmin):
         branch = branches[0]
         return run_admin_job(self, request, BRANCH_JOBS[action], action, branch, [branch.pk])
 
-    @admin.action(description="Add a GPU architecture or CPU ISA (preview the new recipes)")
+    @admin.action(
+        description="Add a GPU architecture or CPU ISA (preview the new recipes)",
+        permissions=["change"],
+    )
     def add_architecture(self, request, queryset):
         return self._branch_job(request, queryset, "add_architecture")
 
-    @admin.action(description="Drop a GPU architecture (preview the stale recipes)")
+    @admin.action(
+        description="Drop a GPU architecture (preview the stale recipes)", permissions=["change"]
+    )
     def drop_architecture(self, request, queryset):
         return self._branch_job(request, queryset, "drop_architecture")
 
-    @admin.action(description="Derive a release branch (preview its recipes)")
+    @admin.action(
+        description="Derive a release branch (preview its recipes)", permissions=["change"]
+    )
     def derive_branch(self, request, queryset):
         return self._branch_job(request, queryset, "derive_branch")
 
@@ -225,7 +232,10 @@ class VariantAdmin(admin.ModelAdmin):
             return [*self.fieldsets, self.imported_fieldset]
         return self.fieldsets
 
-    @admin.action(description="Edit the selected variants (preview the export diff, then confirm)")
+    @admin.action(
+        description="Edit the selected variants (preview the export diff, then confirm)",
+        permissions=["change"],
+    )
     def edit_selected(self, request, queryset):
         """One field set on every selected variant through `catalog.services.edit_selected`
         (`catalog.admin_jobs`)."""

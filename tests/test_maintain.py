@@ -791,3 +791,15 @@ def test_the_admin_derives_a_branch_after_a_preview_of_each_recipe(checkout, adm
     derived = Variant.objects.get(branch__name=NEW_BRANCH, pname=SM90_AVX512_313)
     assert (derived.nixpkgs_pin, derived.branch.pytorch_version) == (NEW_PIN, "2.11")
     assert Variant.objects.filter(branch__name=NEW_BRANCH).count() == 58
+
+
+def test_a_staff_member_who_may_only_view_branches_cannot_run_a_job(checkout, client):
+    from django.contrib.auth.models import Permission, User
+
+    viewer = User.objects.create_user("viewer", password="x", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_branch"))
+    client.force_login(viewer)
+    assert client.get(BRANCH_ADMIN).status_code == 200
+    page = branch_job(client, "drop_architecture", sm="sm61", confirm="1")
+    assert page.status_code in (200, 302)
+    assert Variant.objects.filter(gpu_arch__sm="sm61", branch__name=PYTORCH_2_8[1]).count() == 4
