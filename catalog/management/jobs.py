@@ -38,7 +38,7 @@ class JobCommand(BaseCommand, metaclass=ABCMeta):
         for (path, model), diff in zip(report.files, report.diffs, strict=True):
             if opts["verbosity"] >= self.files_at:
                 self.stdout.write(self.file_line.format(path=path, model=model))
-            if opts["verbosity"] > 1:
+            if diff and opts["verbosity"] > 1:
                 self.stdout.write(diff.rstrip("\n"))
         prefix = "dry run (nothing saved): " if report.dry_run else ""
         self.stdout.write(self.style.SUCCESS(prefix + report.summary))

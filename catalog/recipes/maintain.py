@@ -229,16 +229,16 @@ def _derive_all(job: _Derivation, models: list[Variant], report: JobReport) -> N
 
 def _derived_variant(job: _Derivation, model: Variant) -> Variant:
     pname = job.names[model.pname]
+    path = naming.recipe_path(pname)
     try:
         text = job.text(model, pname)
+        if text is None:
+            return _copied_variant(job, model, pname)
+        values, _findings = recipe_values(text, path, job.branch)
     except (EditError, RecipeError) as exc:
         raise MaintainRefused(
             f"{model.recipe_path}: {exc}; nothing was {job.verb} (edit that recipe by hand)."
         ) from None
-    if text is None:
-        return _copied_variant(job, model, pname)
-    path = naming.recipe_path(pname)
-    values, _findings = recipe_values(text, path, job.branch)
     values.pop("depends_on", None)
     variant = Variant(branch=job.branch, status="recipe", **values)
     if job.reads_as:
