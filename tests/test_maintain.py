@@ -667,6 +667,18 @@ def test_an_added_isa_differs_from_its_sibling_in_flags_name_comments_and_descri
         "-        Choose this if: You have H100/L40S datacenter GPUs with AVX-512 CPUs",
         "+        Choose this if: You have H100/L40S datacenter GPUs with AVX-512 VNNI CPUs",
     ]
+    # Every file: each removed line names AVX-512 and each added one AVX-512 VNNI (slug, label,
+    # hardware or the added flag); no other line differs.
+    for derived in Variant.objects.filter(branch__name=PYTORCH_2_8[1], cpu_isa__slug="avx512vnni"):
+        changed = against_sibling(checkout, derived.pname, derived.pname.removesuffix("vnni"))
+        assert changed
+        for line in changed:
+            words = (
+                ("avx512", "AVX-512", "Skylake-X")
+                if line[0] == "-"
+                else ("vnni", "VNNI", "Cascade Lake")
+            )
+            assert any(word in line for word in words), (derived.pname, line)
     assert variant(new).cpu_flags == [
         "-mavx512f",
         "-mavx512dq",
