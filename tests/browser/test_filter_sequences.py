@@ -143,43 +143,44 @@ def test_from_the_branch_page(site):
     tick_in_sequence(page, entry, ["status", "python"])
 
 
-def test_from_an_architecture_page(site):
+# Each test walks several entries one after another: a test's seeded database costs more than
+# a walk.
+REFERENCE_PAGES = [
+    # (page, the link into the matrix on it, the filters to tick after landing)
+    (
+        "/architectures/sm90/",
+        [("gpu", "sm90"), ("branch", "build-pytorch/main")],
+        ["isa", "status"],
+    ),
+    ("/isas/avx512/", [("isa", "avx512"), ("branch", "build-pytorch/main")], ["gpu", "status"]),
+]
+HOME_LINKS = [
+    ("/variants/?gpu=sm90", [("gpu", "sm90")], ["status", "python"]),  # a GPU's quick link
+    ("/variants/?gpu=none", [("gpu", "none")], ["library", "backend"]),  # CPU only and Apple MPS
+    ("/variants/?branch=build-pytorch/main", [("branch", "build-pytorch/main")], ["cuda", "isa"]),
+]
+
+
+def href(entry) -> str:
+    return "/variants/?" + "&".join(f"{k}={v}" for k, v in entry)
+
+
+def test_from_the_architecture_and_isa_pages(site):
     page = site
-    page.goto(f"{page.base}/architectures/sm90/")
-    page.locator('a[href="/variants/?gpu=sm90&branch=build-pytorch/main"]').click()
-    entry = [("gpu", "sm90"), ("branch", "build-pytorch/main")]
-    landed(page, entry)
-    tick_in_sequence(page, entry, ["isa", "status"])
+    for address, entry, facets in REFERENCE_PAGES:
+        page.goto(f"{page.base}{address}")
+        page.locator(f'a[href="{href(entry)}"]').click()
+        landed(page, entry)
+        tick_in_sequence(page, entry, facets)
 
 
-def test_from_an_isa_page(site):
+def test_from_the_home_page(site):
     page = site
-    page.goto(f"{page.base}/isas/avx512/")
-    page.locator('a[href="/variants/?isa=avx512&branch=build-pytorch/main"]').click()
-    entry = [("isa", "avx512"), ("branch", "build-pytorch/main")]
-    landed(page, entry)
-    tick_in_sequence(page, entry, ["gpu", "status"])
-
-
-@pytest.mark.parametrize(
-    "href, entry, facets",
-    [
-        ("/variants/?gpu=sm90", [("gpu", "sm90")], ["status", "python"]),
-        ("/variants/?gpu=none", [("gpu", "none")], ["library", "backend"]),
-        (
-            "/variants/?branch=build-pytorch/main",
-            [("branch", "build-pytorch/main")],
-            ["cuda", "isa"],
-        ),
-    ],
-    ids=["gpu-quick-link", "cpu-and-mps-quick-link", "branch-count-link"],
-)
-def test_from_the_home_page(site, href, entry, facets):
-    page = site
-    page.goto(f"{page.base}/")
-    page.locator(f'a[href="{href}"]').first.click()
-    landed(page, entry)
-    tick_in_sequence(page, entry, facets)
+    for link, entry, facets in HOME_LINKS:
+        page.goto(f"{page.base}/")
+        page.locator(f'a[href="{link}"]').first.click()
+        landed(page, entry)
+        tick_in_sequence(page, entry, facets)
 
 
 def test_from_a_search_result(site):
@@ -188,8 +189,8 @@ def test_from_a_search_result(site):
     page.goto(f"{page.base}/search/?q=Hopper")
     page.locator(".search-results a", has_text="SM90").first.click()
     expect(page).to_have_url(re.compile(r"/architectures/sm90/$"))
-    page.locator('a[href="/variants/?gpu=sm90&branch=build-pytorch/pytorch-2.9-python313"]').click()
     entry = [("gpu", "sm90"), ("branch", "build-pytorch/pytorch-2.9-python313")]
+    page.locator(f'a[href="{href(entry)}"]').click()
     landed(page, entry)
     tick_in_sequence(page, entry, ["status", "isa"])
 
