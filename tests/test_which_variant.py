@@ -347,7 +347,7 @@ def test_detect_replaying_manage_py_on_a_real_h100(tmp_path, monkeypatch, option
     """`python3 manage.py which-variant --detect [--json | --workload int8-inference]` ran on a real
     H100 machine; tests/data/detect-runs/h100-manage-py/ keeps what it printed and
     tests/data/hosts/h100-manage-py/ the tool outputs it read (--save-detected). Replaying those
-    outputs here must print the same answer."""
+    outputs here must reach the same decision."""
     bin_dir = tmp_path / "bin"
     fake_nvidia_smi(bin_dir, host="h100-manage-py")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
