@@ -226,3 +226,15 @@ def test_a_passthru_key_written_as_an_expression_is_named_in_the_refusal():
     text = fixture_text("pytorch-pinned-cuda.nix")
     with pytest.raises(EditError, match=r"written as an expression \(gpuArchSM\), not a literal"):
         edit_recipe(text, {"passthru": {**read_recipe(text).passthru, "gpuArch": "9.0"}})
+
+
+@pytest.mark.parametrize("value", ["-mavx", b"-mavx", 3, ["-mavx", 3]])
+def test_flags_must_be_a_list_of_text(value):
+    with pytest.raises(EditError, match="cpu_flags must be|cpu_flags must be text"):
+        edit_recipe(fixture_text("pytorch-pinned-cuda.nix"), {"cpu_flags": value})
+
+
+@pytest.mark.parametrize("key", ["bad key", "1st", 7])
+def test_a_passthru_key_must_be_a_nix_attribute_name(key):
+    with pytest.raises(EditError, match="is not a Nix attribute name"):
+        edit_recipe(fixture_text("pytorch-pinned-cuda.nix"), {"passthru": {key: "x"}})
