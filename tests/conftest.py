@@ -1,6 +1,6 @@
 """Shared fixtures: the test database holds the full seed catalogue between any two tests.
 
-The catalogue is loaded once per test process (4–5 s) and a snapshot of it is taken. Each test
+The catalogue is loaded once per test process and a snapshot of it is taken. Each test
 that uses `db` runs in a transaction that is rolled back, so tests may change the data freely.
 Transactional tests (live_server, browser, `transaction=True`) commit, and Django empties the
 database after each of them; the snapshot is put back at once (`pytest_runtest_teardown`), so
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth.hashers import reset_hashers
 from django.core.cache import caches
 from django.core.management import call_command
 from django.db import connection
@@ -28,9 +29,10 @@ if os.environ.get("CI"):
 
 
 def pytest_configure(config):
-    # Django's default hasher costs about half a second of CPU per password set or checked, by
+    # Django's default hasher costs most of a second of CPU per password set or checked, by
     # design; the tests create and log in users dozens of times, and test no hasher's strength.
     django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    reset_hashers(setting="PASSWORD_HASHERS")  # in case anything hashed before
 
 
 class Snapshot:
