@@ -12,11 +12,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 from django.conf import settings as django_settings
 from django.contrib.auth.hashers import reset_hashers
 from django.core.cache import caches
 from django.core.management import call_command
-from django.db import connection
+from django.core.management.color import no_style
+from django.db import connection, transaction
 from hypothesis import settings
 
 from catalog.seeding import load_catalogue
@@ -36,30 +38,54 @@ def pytest_configure(config):
 
 
 class Snapshot:
-    """The loaded catalogue, put back after a transactional test's flush. SQLite: the whole
-    database file, copied page by page with SQLite's backup API (milliseconds, and safe while
-    the live server's thread has the file open). Other databases: a dump of the catalog app,
-    loaded again with loaddata (about 1 s)."""
+    """The loaded catalogue, put back after a transactional test's flush.
+
+    SQLite: the whole database file, copied page by page with SQLite's backup API (0.02 s, and
+    safe while the live server's thread has the file open). PostgreSQL: a copy of every table
+    in a schema of its own, copied back with INSERT … SELECT (Django's foreign keys are checked
+    at commit, so the order does not matter). Elsewhere: a dump of the catalog app, loaded again
+    with loaddata (2.5 s)."""
+
+    SCHEMA = "seed_snapshot"
 
     def __init__(self, folder: Path, blocker):
         self.blocker = blocker
-        self.sqlite = connection.vendor == "sqlite"
-        self.path = folder / ("catalogue.sqlite3" if self.sqlite else "catalogue.json")
-        if self.sqlite:
+        self.vendor = connection.vendor
+        self.path = folder / "catalogue.sqlite3"
+        if self.vendor == "sqlite":
             connection.ensure_connection()
             with sqlite3.connect(self.path) as target:
                 connection.connection.backup(target)
+        elif self.vendor == "postgresql":
+            self.tables = connection.introspection.django_table_names(only_existing=True)
+            with connection.cursor() as cursor:
+                cursor.execute(f"CREATE SCHEMA {self.SCHEMA}")
+                for table in map(connection.ops.quote_name, self.tables):
+                    cursor.execute(f"CREATE TABLE {self.SCHEMA}.{table} AS TABLE {table}")
         else:
+            self.path = folder / "catalogue.json"
             call_command("dumpdata", "catalog", output=str(self.path), verbosity=0)
 
     def restore(self) -> None:
         with self.blocker.unblock():
-            if self.sqlite:
+            if self.vendor == "sqlite":
                 connection.ensure_connection()
                 with sqlite3.connect(self.path) as source:
                     source.backup(connection.connection)
+            elif self.vendor == "postgresql":
+                self.copy_tables_back()
             else:
                 call_command("loaddata", str(self.path), verbosity=0)
+
+    def copy_tables_back(self) -> None:
+        names = [connection.ops.quote_name(table) for table in self.tables]
+        resets = connection.ops.sequence_reset_sql(no_style(), apps.get_models())
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {', '.join(names)}")
+            for table in names:
+                cursor.execute(f"INSERT INTO {table} SELECT * FROM {self.SCHEMA}.{table}")
+            for sql in resets:
+                cursor.execute(sql)
 
 
 # The snapshot of this process (each xdist worker has its own database and its own snapshot).
