@@ -76,6 +76,10 @@ class Snapshot:
                 self.copy_tables_back()
             else:
                 call_command("loaddata", str(self.path), verbosity=0)
+            # Closed here, as Django closes a connection after a transactional test: the hook
+            # that runs this may not see the connection the next test or the final teardown
+            # sees, and an open one left behind keeps PostgreSQL from dropping the database.
+            connection.close()
 
     def copy_tables_back(self) -> None:
         names = [connection.ops.quote_name(table) for table in self.tables]
