@@ -63,6 +63,10 @@ _BACKEND_COUNTS = {
 }
 
 
+def branch_count() -> int:
+    return Branch.objects.count()
+
+
 def branches_overview() -> QuerySet[Branch]:
     """Every branch with its actual variant count, per library and per backend."""
     return (

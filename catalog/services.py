@@ -421,8 +421,7 @@ def edit_variants(
             condition = " and ".join(f"{k}={raw}" for k, raw in where.items())
             raise EditRefused(f"No variant of {repository}:{branch} has {condition}.")
         report = _apply_edit(matched, wanted)
-        if dry_run:
-            transaction.set_rollback(True)
+        _finish_edit(dry_run)
     return report
 
 
@@ -439,9 +438,18 @@ def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
         if not variants:
             raise EditRefused("No variants are selected.")
         report = _apply_edit(variants, wanted)
-        if dry_run:
-            transaction.set_rollback(True)
+        _finish_edit(dry_run)
     return report
+
+
+def _finish_edit(dry_run: bool) -> None:
+    """Roll a dry run back; otherwise store the edited branches' audit findings with the edit."""
+    from catalog import audit_store
+
+    if dry_run:
+        transaction.set_rollback(True)
+    else:
+        audit_store.refresh_stale()
 
 
 def _editable(queryset) -> list[Variant]:

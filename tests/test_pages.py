@@ -535,7 +535,7 @@ def test_branch_page_shows_the_grid_with_every_variant_in_a_cell(client):
 
 
 def test_audit_lint_is_paged_a_hundred_findings_at_a_time(client, monkeypatch):
-    from catalog import audit, lint
+    from catalog import audit, audit_store, lint
 
     def many_findings(records, facts):
         return [
@@ -544,6 +544,7 @@ def test_audit_lint_is_paged_a_hundred_findings_at_a_time(client, monkeypatch):
         ]
 
     monkeypatch.setattr(audit.lint, "lint", many_findings)
+    audit_store.refresh_all()  # the findings are stored when branches are written
     first = text(client.get("/audit/"))
     assert "Lint findings 1–100 of 250 (page 1 of 3)" in first
     assert first.count("planted for paging") == 100
