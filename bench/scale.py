@@ -8,7 +8,9 @@ first visitor pays after a change to the catalogue's structure, an import). A se
 the request after a build record (what CI writes after each build) with the cache warm before
 it: what the next visitor pays while builds are reported.
 
-    python bench/scale.py [-n 3] [--sizes 1,4,16] [--keep DB]
+    python bench/scale.py [-n 3] [--sizes 1,4,16] [--keep DB] [--pages audit,/wizard/]
+
+--pages measures only the pages whose label contains one of the comma-separated words.
 """
 
 import argparse
@@ -67,7 +69,7 @@ def grow(copies: int, start: int) -> None:
     their in-branch dependencies included, numbering the copies from `start`."""
     from django.db import transaction
 
-    from catalog import cache
+    from catalog import audit_store, cache
     from catalog.models import Branch, Variant
 
     fields = [f.attname for f in Variant._meta.concrete_fields if f.attname not in SKIP]
@@ -101,6 +103,13 @@ def grow(copies: int, start: int) -> None:
                     changed.append(c)
             Variant.objects.bulk_update(changed, ["depends_on"], batch_size=500)
     cache.bump_version()  # bulk writes send no signals
+    started = time.perf_counter()
+    stored = audit_store.refresh_stale()  # as an import does: the new branches' audit findings
+    print(
+        f"audit findings of {stored} new branches stored in "
+        f"{time.perf_counter() - started:.1f} s (write time)",
+        file=sys.stderr,
+    )
 
 
 def requests():
@@ -186,6 +195,7 @@ def main():
     parser.add_argument("-n", type=int, default=3, help="cold requests per figure (median)")
     parser.add_argument("--sizes", default="1,4,16", help="catalogue multiples, ascending")
     parser.add_argument("--keep", help="keep the database at this path (default: a temp file)")
+    parser.add_argument("--pages", default="", help="only pages whose label contains one of these")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     workdir = tempfile.mkdtemp(prefix="catalogue-scale-")
@@ -204,7 +214,10 @@ def main():
         grow(size - made, made)
         made = size
         counts.append(Variant.objects.count())
+        wanted = [w for w in args.pages.split(",") if w]
         for label, method, url, body in requests():
+            if wanted and not any(w in label for w in wanted):
+                continue
             results.setdefault(label, []).append(measure(client, method, url, body, args.n))
         print(f"{size}×: {counts[-1]:,} variants measured", file=sys.stderr)
 

@@ -17,7 +17,7 @@ request's cost follows the number of options shown, not the number of variants.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -305,8 +305,24 @@ class Option:
 @dataclass(frozen=True)
 class Facet:
     dimension: Dimension
-    options: list[Option]
+    options: list[Option]  # those shown
     chosen: str | None
+    folded: int = 0  # options left out until the facet is expanded
+    expand_query: str = ""  # the query string that shows them (the choices and `more`)
+
+
+# A facet with more options than this (the branches, as releases add them) shows the chosen one
+# and the first FOLD_AFTER that the other choices leave variants for; a link expands the rest.
+# The page then grows with what a reader can pick now, not with the catalogue's history.
+FOLD_AFTER = 12
+MORE = "more"  # the URL parameter naming a facet to show whole
+
+
+def _fold(options: list[Option]) -> list[Option]:
+    if len(options) <= FOLD_AFTER:
+        return options
+    keep = {id(o) for o in [o for o in options if o.count][:FOLD_AFTER]}
+    return [o for o in options if o.selected or id(o) in keep]
 
 
 @dataclass(frozen=True)
@@ -380,7 +396,7 @@ def _reason(index: Index, key: str, choice: Choice, chosen: Mapping[str, str]) -
     return f"No build for {choice.phrase} with {what}"
 
 
-def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
+def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str], expand: bool) -> Facet:
     allowed = _allowed(index, chosen, skip=dim.key)  # a dimension's own choice does not count
     options = []
     for choice in sorted(index.choices[dim.key].values(), key=lambda c: (c.order, c.value)):
@@ -400,14 +416,20 @@ def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
                 query_string(toggled),
             )
         )
-    return Facet(dim, options, chosen.get(dim.key))
+    shown = options if expand else _fold(options)
+    more = query_string(chosen)
+    more += ("&" if more else "") + urlencode([(MORE, dim.key)])
+    return Facet(dim, shown, chosen.get(dim.key), len(options) - len(shown), more)
 
 
-def narrow(rows: Index | Sequence[Row], chosen: Mapping[str, str]) -> Narrowed:
-    """Every dimension's options for these choices, and the variants the choices leave."""
+def narrow(
+    rows: Index | Sequence[Row], chosen: Mapping[str, str], expand: Collection[str] = ()
+) -> Narrowed:
+    """Every dimension's options for these choices, and the variants the choices leave; a long
+    facet is folded (FOLD_AFTER) unless its key is in `expand`."""
     index = _as_index(rows)
     return Narrowed(
-        facets=[_facet(index, dim, chosen) for dim in DIMENSIONS],
+        facets=[_facet(index, dim, chosen, dim.key in expand) for dim in DIMENSIONS],
         matches=index.matching(_allowed(index, chosen)),
         chosen=dict(chosen),
     )

@@ -23,12 +23,18 @@ from catalog.recipes.nix.highlight import highlight_nix
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+# Branches the home page's table lists per repository (and every recommended or default one);
+# /branches/ lists them all.
+HOME_BRANCHES = 8
+
+
 @require_safe
 def home(request):
     canonical = matrix.canonical_branch_redirect(request)
     if canonical is not None:
         return canonical
-    branches = list(queries.branches_overview())
+    shown = queries.home_branch_ids(HOME_BRANCHES)
+    branches = list(queries.branches_overview().filter(pk__in=shown))
     architectures = list(queries.architectures_overview())
     selector_html, status = select.panel(request.GET)
     return render(
@@ -36,7 +42,9 @@ def home(request):
         "catalog/home.html",
         {
             "branches": branches,
-            "total_variants": sum(b.variant_count for b in branches),
+            "branch_count": queries.branch_count(),
+            "home_branches": HOME_BRANCHES,
+            "total_variants": queries.variant_count(),
             "architectures": architectures,
             "gpu_links": [a for a in architectures if a.variant_count],
             "isas": queries.isas_with_counts(),

@@ -41,8 +41,8 @@ def rows() -> selector_engine.Index:
     return _MEMO["rows"]
 
 
-def _context(chosen: dict[str, str], embedded: bool) -> dict:
-    narrowed = selector_engine.narrow(rows(), chosen)
+def _context(chosen: dict[str, str], embedded: bool, expand: tuple[str, ...] = ()) -> dict:
+    narrowed = selector_engine.narrow(rows(), chosen, expand)
     unique = narrowed.unique
     return {
         "narrowed": narrowed,
@@ -89,11 +89,15 @@ def panel(params, embedded: bool = False) -> tuple[str, int]:
         chosen = selector_engine.parse_choices(rows(), params, _resolvers())
     except BadChoice as exc:
         return _render({**_context({}, embedded), "error": str(exc)}), 400
+    # A folded facet shown whole (?more=branch); other values are ignored like unknown keys.
+    more = params.get(selector_engine.MORE, [])
+    expand = tuple(sorted({k for k in more if k in selector_engine.DIMENSION_BY_KEY}))
     html = cache.cached(
         "selector-panel",
-        lambda: _render(_context(chosen, embedded)),
+        lambda: _render(_context(chosen, embedded, expand)),
         selector_engine.query_string(chosen),
         embedded,
+        expand,
         version=cache.structure_version(),
     )
     return html, 200
