@@ -266,12 +266,12 @@ def gather_facts(claims: Iterable = ()) -> CatalogueFacts:
 
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
 
-    claimed = {(c.criteria or {}).get("name") for c in claims if c.kind == "name"} - {None}
     names: dict = {}
-    for repo, branch, pname in Variant.objects.filter(pname__in=sorted(claimed)).values_list(
-        "branch__repository", "branch__name", "pname"
-    ):
+    for repo, branch, pname in Variant.objects.filter(
+        _any_of(claims, "name", lambda c: {"pname": c["name"]})
+    ).values_list("branch__repository", "branch__name", "pname"):
         names.setdefault((repo, branch), set()).add(pname)
+    counted = Branch.objects.filter(_any_of(claims, "count", None, prefix=""))
     return CatalogueFacts(
         isa_flags=dict(CpuIsa.objects.values_list("slug", "compiler_flags")),
         arch_fields={
@@ -282,9 +282,24 @@ def gather_facts(claims: Iterable = ()) -> CatalogueFacts:
         },
         model_arch=dict(GpuModel.objects.values_list("name", "architecture__sm")),
         variant_names=names,
-        counts={(b.repository, b.name): b.n for b in Branch.objects.annotate(n=Count("variants"))},
+        counts={(b.repository, b.name): b.n for b in counted.annotate(n=Count("variants"))},
         impossible=stored_impossible_pairings(),
     )
+
+
+def _any_of(claims, kind: str, lookup: Callable[[dict], dict] | None, prefix="branch__"):
+    """A filter matching what the claims of `kind` name on their branch (nothing when none):
+    the facts are read for the claims, not for the whole catalogue."""
+    from django.db.models import Q
+
+    found = Q(pk__in=[])
+    for claim in claims:
+        criteria = claim.criteria or {}
+        if claim.kind == kind and "repository" in criteria and "branch" in criteria:
+            where = {f"{prefix}repository": criteria["repository"]}
+            where[f"{prefix}name"] = criteria["branch"]
+            found |= Q(**where, **(lookup(criteria) if lookup else {}))
+    return found
 
 
 def stored_impossible_pairings() -> dict:
@@ -315,6 +330,19 @@ def impossible_pairings(variants) -> Iterator[tuple]:
             )
             why += f" No PyTorch {name} on {target.repository}:{target.name} to build against."
         yield v, why
+
+
+def count_finding(branch: Branch, actual: int) -> Finding | None:
+    """The finding for a branch whose seeds state another number of variants, or None."""
+    stated = branch.stated_variant_count
+    if stated is None or actual == stated:
+        return None
+    return Finding(
+        key=f"count-{branch.repository}-{branch.name}",
+        kind="count",
+        subject=f"branch:{branch}",
+        message=f"The seeds state {stated} variants; the catalogue has {actual}.",
+    )
 
 
 def validation_finding(obj) -> Finding | None:
@@ -383,7 +411,8 @@ DEFAULT_GATE = ("seeded",)
 def check_claims() -> tuple[list[Finding], list[Verified], dict]:
     """The seed claims, the stated counts and validation: (findings, verified claims, the
     impossible pairings acknowledged claims record per (repository, branch))."""
-    from catalog.models import Branch, SourceClaim
+    from catalog import audit_store
+    from catalog.models import SourceClaim
 
     claims = list(SourceClaim.objects.all())
     facts = gather_facts(claims)
@@ -414,19 +443,7 @@ def check_claims() -> tuple[list[Finding], list[Verified], dict]:
                 known=claim.acknowledged and not stale,
             )
         )
-    stated = Branch.objects.filter(stated_variant_count__isnull=False)
-    for repository, name, count in stated.values_list("repository", "name", "stated_variant_count"):
-        actual = facts.counts.get((repository, name), 0)
-        if (repository, name, count) in explained_counts or actual == count:
-            continue  # the acknowledged claim's finding already says so
-        findings.append(
-            Finding(
-                key=f"count-{repository}-{name}",
-                kind="count",
-                subject=f"branch:{repository}:{name}",
-                message=f"The seeds state {count} variants; the catalogue has {actual}.",
-            )
-        )
+    findings.extend(audit_store.stored_counts(explained_counts))
     findings.extend(_validation_findings())
     return findings, verified, recorded
 

@@ -56,6 +56,13 @@ def compute(branch_ids) -> list[AuditFinding]:
         add(branch, "lint", rule=f.rule, variant_name=f.variant, message=f.message)
     for v, why in audit.impossible_pairings(variants):
         add(v.branch, "impossible", variant=v, variant_name=v.pname, message=why)
+    sizes: dict = {}
+    for v in variants:
+        sizes[v.branch_id] = sizes.get(v.branch_id, 0) + 1
+    for branch in branches:
+        finding = audit.count_finding(branch, sizes.get(branch.pk, 0))
+        if finding:
+            add(branch, "count", key=finding.key, subject=finding.subject, message=finding.message)
     # Validation last: clean() may normalise the instances the lint has already read.
     for obj in [*branches, *variants]:
         finding = audit.validation_finding(obj)
@@ -155,6 +162,18 @@ def recorded_count(branches, recorded: dict) -> dict[int, int]:
         if variant in names[pk]:
             counted[pk] = counted.get(pk, 0) + 1
     return counted
+
+
+def stored_counts(explained: set) -> list[audit.Finding]:
+    """The branches whose seeds state another number of variants, in the branches' order, less
+    those an acknowledged claim explains ((repository, branch, stated count))."""
+    rows = AuditFinding.objects.filter(kind="count").select_related("branch")
+    return [
+        audit.Finding(key=row.key, kind="count", subject=row.subject, message=row.message)
+        for row in rows.order_by(*[f"branch__{f}" for f in Branch._meta.ordering])
+        if (row.branch.repository, row.branch.name, row.branch.stated_variant_count)
+        not in explained
+    ]
 
 
 def stored_validation():

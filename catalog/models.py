@@ -851,11 +851,16 @@ class AuditedBranch(models.Model):
 
 
 class AuditFinding(models.Model):
-    """One stored per-branch finding of the audit: a lint finding, a variant failing validation,
-    or an impossible pairing. Stored when the branch is written, so the audit page reads a page
-    of rows instead of checking every variant."""
+    """One stored per-branch finding of the audit: a lint finding, a record failing validation,
+    an impossible pairing or a stated count the branch does not have. Stored when the branch is
+    written, so the audit page reads a page of rows instead of checking every variant."""
 
-    KINDS = [("lint", "lint"), ("validation", "validation"), ("impossible", "impossible pairing")]
+    KINDS = [
+        ("lint", "lint"),
+        ("validation", "validation"),
+        ("impossible", "impossible pairing"),
+        ("count", "stated count"),
+    ]
 
     branch = models.ForeignKey(Branch, on_delete=models.CASCADE, related_name="audit_findings")
     variant = models.ForeignKey(
