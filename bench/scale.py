@@ -104,9 +104,11 @@ def grow(copies: int, start: int) -> None:
             Variant.objects.bulk_update(changed, ["depends_on"], batch_size=500)
     cache.bump_version()  # bulk writes send no signals
     started = time.perf_counter()
-    stored = audit_store.refresh_stale()  # as an import does: the new branches' audit findings
+    # As an import does before it commits: the new branches' audit findings and the snapshots.
+    stale = len(audit_store.stale_branch_ids())
+    cache.store_derived()
     print(
-        f"audit findings of {stored} new branches stored in "
+        f"audit findings of {stale} new branches and the snapshots stored in "
         f"{time.perf_counter() - started:.1f} s (write time)",
         file=sys.stderr,
     )

@@ -14,3 +14,5 @@ class CatalogConfig(AppConfig):
 
         # Keeps the audit's stored per-branch findings current (catalog/audit_store.py).
         importlib.import_module("catalog.audit_store")
+        # Registers the snapshots writers store (the selector's index).
+        importlib.import_module("catalog.browse.views.select")

@@ -880,3 +880,27 @@ class AuditFinding(models.Model):
 
     def __str__(self):
         return f"{self.kind}: {self.message}"
+
+
+class StructureRevision(models.Model):
+    """One row counting the catalogue's structure changes, bumped in the writing transaction
+    with the structure version (catalog/cache.py): a stored snapshot is current while it was
+    built at this revision, whatever the cache holds."""
+
+    number = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self):
+        return f"structure revision {self.number}"
+
+
+class StoredSnapshot(models.Model):
+    """A derived picture of the catalogue (the selector's index), pickled, with the structure
+    revision it was built at: a cold process loads it in milliseconds instead of reading every
+    variant."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    revision = models.PositiveBigIntegerField()
+    data = models.BinaryField()
+
+    def __str__(self):
+        return f"{self.name} at revision {self.revision}"

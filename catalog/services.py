@@ -443,13 +443,14 @@ def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
 
 
 def _finish_edit(dry_run: bool) -> None:
-    """Roll a dry run back; otherwise store the edited branches' audit findings with the edit."""
-    from catalog import audit_store
+    """Roll a dry run back; otherwise store the edited branches' audit findings and the
+    snapshots with the edit."""
+    from catalog import cache
 
     if dry_run:
         transaction.set_rollback(True)
     else:
-        audit_store.refresh_stale()
+        cache.store_derived()
 
 
 def _editable(queryset) -> list[Variant]:

@@ -8,8 +8,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog import audit_store, queries
 from catalog import cache as catalogue_cache
+from catalog import queries
 from catalog.models import Branch, Variant
 from tests.conftest import clear_caches
 
@@ -56,7 +56,7 @@ def grow_catalogue(copies):
                 if v.branch_id == branch.pk
             )
     catalogue_cache.bump_version()  # bulk_create sends no signals
-    audit_store.refresh_stale()  # the writer stores the new branches' audit findings
+    catalogue_cache.store_derived()  # as writers do: the audit findings and the snapshots
 
 
 def cold_queries(client, page):

@@ -24,19 +24,21 @@ PANEL = "catalog/_selector_panel.html"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
+def _build_index() -> selector_engine.Index:
+    return selector_engine.index_rows(selector_engine.rows_from_records(queries.selector_records()))
+
+
+cache.register_snapshot("selector-index", _build_index)
+
+
 def rows() -> selector_engine.Index:
-    """Every variant as a selector row, indexed by value: one query, cached per structure
-    version (a build outcome does not retire it; the selector shows no status) and kept
+    """Every variant as a selector row, indexed by value: stored in the database when the
+    catalogue is written (one query and a millisecond's unpickling when cold), per structure
+    version (a build outcome does not retire it; the selector shows no status), and kept
     in-process too."""
     version = cache.structure_version()
     if _MEMO.get("version") != version:
-        _MEMO["rows"] = cache.cached(
-            "selector-rows",
-            lambda: selector_engine.index_rows(
-                selector_engine.rows_from_records(queries.selector_records())
-            ),
-            version=version,
-        )
+        _MEMO["rows"] = cache.snapshot("selector-index")
         _MEMO["version"] = version
     return _MEMO["rows"]
 
@@ -46,11 +48,9 @@ def _context(chosen: dict[str, str], embedded: bool, expand: tuple[str, ...] = (
     unique = narrowed.unique
     return {
         "narrowed": narrowed,
-        "count": len(narrowed.matches),
+        "count": narrowed.count,
         # Listed by name when few are left, or when the one left is an impossible pairing.
-        "listed": narrowed.matches
-        if 0 < len(narrowed.matches) <= MAX_LISTED and not unique
-        else [],
+        "listed": narrowed.matches if 0 < narrowed.count <= MAX_LISTED and not unique else [],
         "unique": unique,
         "answer": (
             queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
