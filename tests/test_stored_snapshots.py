@@ -84,3 +84,29 @@ def test_a_snapshot_from_another_release_is_built_again(client):
     assert 'data-value="build-pytorch/main"' in html
     assert reads_every_variant(sql)
     assert cache.snapshot("selector-index").size == Variant.objects.count()
+
+
+def test_the_wizard_snapshot_is_stored_and_a_build_record_is_laid_on_top(client):
+    from catalog import queries, services
+
+    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    with CaptureQueriesContext(connection) as ran:
+        catalogue = queries.recommend_catalogue()
+    assert not reads_every_variant([q["sql"] for q in ran])
+    [variant] = [
+        v
+        for v in catalogue.variants
+        if (v.repository, v.branch, v.pname)
+        == ("build-pytorch", "main", "pytorch-python313-cpu-avx2")
+    ]
+    assert variant.status == "failed"
+    assert len(catalogue.variants) == Variant.objects.count()
