@@ -67,21 +67,17 @@ def branch_count() -> int:
     return Branch.objects.count()
 
 
-def variant_count() -> int:
-    return Variant.objects.count()
-
-
-def home_branch_ids(per_repository: int) -> list[int]:
+def home_branch_ids(per_repository: int) -> tuple[list[int], int]:
     """The branches the home page lists: each repository's first `per_repository` in the
-    catalogue's order, and every recommended or default one (one narrow query)."""
+    catalogue's order, and every recommended or default one (one narrow query); with the
+    number of branches."""
     shown, seen = [], {}
-    for pk, repository, recommended, default in Branch.objects.values_list(
-        "pk", "repository", "is_recommended", "is_default"
-    ):
+    rows = Branch.objects.values_list("pk", "repository", "is_recommended", "is_default")
+    for pk, repository, recommended, default in rows:
         seen[repository] = seen.get(repository, 0) + 1
         if recommended or default or seen[repository] <= per_repository:
             shown.append(pk)
-    return shown
+    return shown, sum(seen.values())
 
 
 def branches_overview() -> QuerySet[Branch]:

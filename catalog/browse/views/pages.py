@@ -33,7 +33,7 @@ def home(request):
     canonical = matrix.canonical_branch_redirect(request)
     if canonical is not None:
         return canonical
-    shown = queries.home_branch_ids(HOME_BRANCHES)
+    shown, branch_count = queries.home_branch_ids(HOME_BRANCHES)
     branches = list(queries.branches_overview().filter(pk__in=shown))
     architectures = list(queries.architectures_overview())
     selector_html, status = select.panel(request.GET)
@@ -42,9 +42,9 @@ def home(request):
         "catalog/home.html",
         {
             "branches": branches,
-            "branch_count": queries.branch_count(),
+            "branch_count": branch_count,
             "home_branches": HOME_BRANCHES,
-            "total_variants": queries.variant_count(),
+            "total_variants": select.rows().size,  # the selector's index holds every variant
             "architectures": architectures,
             "gpu_links": [a for a in architectures if a.variant_count],
             "isas": queries.isas_with_counts(),
