@@ -4,9 +4,10 @@ Builds its own catalogue in a throwaway SQLite file (the dev database is untouch
 the seed (`load-catalogue`) plus the real branches in ../shared/real-recipes (`import-recipes`,
 when that folder exists) is 1×; every branch is then cloned with all its variants under new
 branch names to reach 4× and 16×. Each request is cold: the cache is cleared before it (what the
-first visitor pays after a change to the catalogue's structure, an import). A second figure is
-the request after a build record (what CI writes after each build) with the cache warm before
-it: what the next visitor pays while builds are reported.
+first visitor pays after a change to the catalogue's structure, an import): every cache alias,
+the version's own included, so the in-process copies keyed by it are retired as well. A second
+figure is the request after a build record (what CI writes after each build) with the cache warm
+before it: what the next visitor pays while builds are reported.
 
     python bench/scale.py [-n 3] [--sizes 1,4,16] [--keep DB] [--pages audit,/wizard/]
 
@@ -174,13 +175,16 @@ def record_a_build(n: int) -> None:
 def measure(client, method, url, body, runs):
     """(cold ms, KB, ms after a build record): cold clears every cache first; the other comes
     after a warm request and one build record, as a visitor meets the site while CI reports."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from catalog import cache as catalogue_cache
 
     cold, size = [], 0
     for _ in range(runs + 1):  # the first one warms imports and templates, not counted
-        cache.clear()
+        # Every alias, the versions' own included: a new version is what a write leaves, so
+        # each process's in-memory copies (selector index, wizard snapshot) are retired too.
+        for alias in caches:
+            caches[alias].clear()
         catalogue_cache._local.clear()
         elapsed, size = _request(client, method, url, body)
         cold.append(elapsed)
