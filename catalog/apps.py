@@ -14,5 +14,6 @@ class CatalogConfig(AppConfig):
 
         # Keeps the audit's stored per-branch findings current (catalog/audit_store.py).
         importlib.import_module("catalog.audit_store")
-        # Registers the snapshots writers store (the selector's index).
+        # Registers the snapshots writers store (the selector's index, the matrix's counts).
         importlib.import_module("catalog.browse.views.select")
+        importlib.import_module("catalog.browse.filters")

@@ -110,3 +110,33 @@ def test_the_wizard_snapshot_is_stored_and_a_build_record_is_laid_on_top(client)
     ]
     assert variant.status == "failed"
     assert len(catalogue.variants) == Variant.objects.count()
+
+
+def test_the_default_matrix_counts_come_from_the_stored_snapshot_and_statuses_live(client):
+    from django.http import QueryDict
+
+    from catalog import services
+    from catalog.browse.filters import FACETS, VariantFilter
+
+    def counts() -> tuple[dict, dict]:
+        unfiltered = VariantFilter(QueryDict())
+        assert unfiltered.form.is_valid()
+        return unfiltered.facet_counts(), unfiltered._counts(FACETS)
+
+    stored, live = counts()
+    assert stored == live
+    failed = stored["status"].get("failed", 0)
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    stored, live = counts()
+    assert stored == live and stored["status"]["failed"] == failed + 1
+    clear_caches()
+    with CaptureQueriesContext(connection) as ran:
+        assert client.get("/variants/").status_code == 200
+    facets = [q["sql"] for q in ran if q["sql"].endswith('FROM "catalog_variant" GROUP BY 1')]
+    facets += [q["sql"] for q in ran if "GROUP BY" in q["sql"] and "catalog_cpuisa" in q["sql"]]
+    assert len(facets) == 1 and '"catalog_variant"."status" AS "status"' in facets[0]
