@@ -1,10 +1,10 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from catalog import naming
+from catalog.admin_jobs import BRANCH_JOBS, EDIT_SELECTED, run_admin_job
 from catalog.models import (
     ApiToken,
     BinaryCache,
@@ -21,7 +21,7 @@ from catalog.models import (
 )
 from catalog.recipes.exporting import sync
 from catalog.recipes.nix.errors import EditError
-from catalog.services import EDITABLE_VARIANT_FIELDS, EditRefused, edit_selected
+from catalog.services import RECIPE_VALUE_FIELDS
 
 
 class GpuModelInline(admin.TabularInline):
@@ -84,10 +84,39 @@ class BranchAdmin(admin.ModelAdmin):
     ]
     list_filter = ["repository", "python_version", "pytorch_version", "is_default"]
     search_fields = ["name", "purpose", "nixpkgs_pin"]
+    actions = ["add_architecture", "drop_architecture", "derive_branch"]
 
     @admin.display(description="CUDA")
     def cuda(self, obj):
         return " / ".join(obj.cuda_versions)
+
+    def _branch_job(self, request, queryset, action: str):
+        """A maintainer job (`catalog.admin_jobs`) on the one selected branch."""
+        branches = list(queryset[:2])
+        if len(branches) != 1:
+            self.message_user(request, "Select exactly one branch for this job.", messages.ERROR)
+            return None
+        branch = branches[0]
+        return run_admin_job(self, request, BRANCH_JOBS[action], action, branch, [branch.pk])
+
+    @admin.action(
+        description="Add a GPU architecture or CPU ISA (preview the new recipes)",
+        permissions=["change"],
+    )
+    def add_architecture(self, request, queryset):
+        return self._branch_job(request, queryset, "add_architecture")
+
+    @admin.action(
+        description="Drop a GPU architecture (preview the stale recipes)", permissions=["change"]
+    )
+    def drop_architecture(self, request, queryset):
+        return self._branch_job(request, queryset, "drop_architecture")
+
+    @admin.action(
+        description="Derive a release branch (preview its recipes)", permissions=["change"]
+    )
+    def derive_branch(self, request, queryset):
+        return self._branch_job(request, queryset, "derive_branch")
 
 
 # The fields an editor sets by hand, in the groups the admin shows them; the rest of a variant
@@ -129,15 +158,6 @@ class VariantAdminForm(forms.ModelForm):
 
 # A build log link typed without a scheme means https (Django 6's default, chosen now).
 URL_HTTPS = {models.URLField: {"assume_scheme": "https"}}
-
-
-class EditSelectedForm(forms.Form):
-    field = forms.ChoiceField(choices=[(name, name) for name in EDITABLE_VARIANT_FIELDS])
-    value = forms.CharField(
-        required=False,
-        help_text="as edit-variants takes it: JSON for lists, the slug for gpu_arch and cpu_isa, "
-        "empty for none",
-    )
 
 
 class BuildRecordInline(admin.TabularInline):
@@ -200,14 +220,7 @@ class VariantAdmin(admin.ModelAdmin):
                 "origin",
                 "recipe_path",
                 "recipe_form",
-                "nixpkgs_pin",
-                "cuda_packages_attr",
-                "python_attr",
-                "gpu_targets",
-                "cpu_flags",
-                "platforms",
-                "torch_version_override",
-                "passthru",
+                *RECIPE_VALUE_FIELDS,
                 "export_preview",
                 "recipe_source",
             ]
@@ -219,39 +232,15 @@ class VariantAdmin(admin.ModelAdmin):
             return [*self.fieldsets, self.imported_fieldset]
         return self.fieldsets
 
-    @admin.action(description="Edit the selected variants (preview the export diff, then confirm)")
+    @admin.action(
+        description="Edit the selected variants (preview the export diff, then confirm)",
+        permissions=["change"],
+    )
     def edit_selected(self, request, queryset):
-        """One field set on every selected variant through `catalog.services.edit_selected`:
-        a preview (saved nothing) lists each change and its export diff; confirming saves all
-        or, on any refusal, none."""
+        """One field set on every selected variant through `catalog.services.edit_selected`
+        (`catalog.admin_jobs`)."""
         pks = list(queryset.values_list("pk", flat=True))
-        form = EditSelectedForm(request.POST if "field" in request.POST else None)
-        report = None
-        if form.is_valid():
-            values = {form.cleaned_data["field"]: form.cleaned_data["value"]}
-            confirm = "confirm" in request.POST
-            try:
-                report = edit_selected(pks, values, dry_run=not confirm)
-            except EditRefused as exc:
-                form.add_error(None, str(exc))
-            else:
-                if confirm:
-                    self.message_user(
-                        request,
-                        f"Changed {len(report.edits)} of {report.matched} variants.",
-                        messages.SUCCESS,
-                    )
-                    return None
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Edit the selected variants",
-            "form": form,
-            "report": report if form.is_valid() and not form.errors else None,
-            "pks": pks,
-            "count": len(pks),
-            "opts": self.model._meta,
-        }
-        return TemplateResponse(request, "admin/catalog/variant/edit_selected.html", context)
+        return run_admin_job(self, request, EDIT_SELECTED, "edit_selected", pks, pks)
 
     @admin.display(description="recipe as imported")
     def recipe_source(self, obj):

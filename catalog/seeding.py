@@ -54,6 +54,8 @@ class VariantSpec:
 @dataclass
 class LoadReport:
     counts: dict = field(default_factory=dict)  # model name -> Counter(created/updated/unchanged)
+    # "<branch>: <pname>: <fields>" per existing variant whose fields differ from the seeds
+    kept: list[str] = field(default_factory=list)
 
     def add(self, model_name: str, outcome: str) -> None:
         self.counts.setdefault(model_name, Counter())[outcome] += 1
@@ -64,9 +66,10 @@ class LoadReport:
 
     def lines(self) -> Iterator[str]:
         for name, c in self.counts.items():
+            kept = f", {c['kept']} kept as the catalogue has them" if c["kept"] else ""
             yield (
                 f"{name}: {c['created']} created, {c['updated']} updated, "
-                f"{c['unchanged']} unchanged"
+                f"{c['unchanged']} unchanged{kept}"
             )
 
 
@@ -339,7 +342,8 @@ def _load_variants(report, data, branch_specs, branches, archs, isas):
             planned.append((branch, variant_values(vspec, branch, archs, isas)))
     # PyTorch first, so companions can point at it.
     planned.sort(key=lambda item: item[1]["library"] != "pytorch")
-    existing = {(v.branch_id, v.pname): v for v in Variant.objects.all()}
+    related = ("branch", "gpu_arch", "cpu_isa", "depends_on")
+    existing = {(v.branch_id, v.pname): v for v in Variant.objects.select_related(*related)}
     pytorch = {}
     for branch, values in planned:
         where = f"branches.toml {branch}: {values['pname']}"
@@ -366,12 +370,29 @@ def _load_variants(report, data, branch_specs, branches, archs, isas):
         else:
             values["depends_on"] = None
         current = existing.get((branch.pk, values["pname"]))
-        if current is None:
+        if current is not None:
+            variant = _keep(report, current, values)
+        else:
             values["status"] = branch.default_status
-        lookup = {"branch": branch, "pname": values.pop("pname")}
-        variant = _upsert(report, Variant, lookup, values, where)
+            lookup = {"branch": branch, "pname": values.pop("pname")}
+            variant = _upsert(report, Variant, lookup, values, where)
         if variant.library == "pytorch":
             pytorch[(branch.pk, variant.pname)] = variant
+
+
+def _keep(report, variant: Variant, values: dict) -> Variant:
+    """An existing variant stays as the catalogue has it: the seeds make a variant, and what a
+    maintainer set since (in the admin, with edit-variants, by importing its recipe) is never
+    reverted by reloading them. Where its fields differ from the seeds, it is reported."""
+    differing = [
+        name
+        for name, value in values.items()
+        if name != "pname" and getattr(variant, name) != value
+    ]
+    report.add(Variant.__name__, "kept" if differing else "unchanged")
+    if differing:
+        report.kept.append(f"{variant.branch}: {variant.pname}: {', '.join(differing)}")
+    return variant
 
 
 def _load_claims(report, data):

@@ -296,6 +296,17 @@ def _apply_answer(entry: CacheEntry, answer, now: datetime) -> None:
 
 # ---------------------------------------------------------------- edit-variants
 
+# The values an imported recipe writes, as the admin shows them beside its text.
+RECIPE_VALUE_FIELDS = (
+    "nixpkgs_pin",
+    "cuda_packages_attr",
+    "python_attr",
+    "gpu_targets",
+    "cpu_flags",
+    "platforms",
+    "torch_version_override",
+    "passthru",
+)
 # Fields edit-variants may set and match on: the admin form's, less the branch and the
 # dependency (a variant's place is not an edit to its fields).
 EDITABLE_VARIANT_FIELDS = (
@@ -314,14 +325,7 @@ EDITABLE_VARIANT_FIELDS = (
     "disabled_features",
     "extra_cmake_flags",
     "metadata_rev",
-    "nixpkgs_pin",
-    "cuda_packages_attr",
-    "python_attr",
-    "gpu_targets",
-    "cpu_flags",
-    "platforms",
-    "torch_version_override",
-    "passthru",
+    *RECIPE_VALUE_FIELDS,
 )
 # Foreign keys are written by their slug.
 SLUG_FIELDS = {"gpu_arch": (GpuArchitecture, "sm"), "cpu_isa": (CpuIsa, "slug")}
@@ -405,13 +409,8 @@ def edit_variants(
 ) -> EditReport:
     """Set `values` on every variant of the branch whose fields read as `where` says (see
     `edit_selected`)."""
-    if not values:
-        raise EditRefused("Nothing to set: give at least one --set FIELD=VALUE.")
-    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
-    with transaction.atomic():
-        variants = _editable(
-            Variant.objects.filter(branch__repository=repository, branch__name=branch)
-        )
+
+    def matching(variants: list[Variant]) -> list[Variant]:
         if not variants:
             raise EditRefused(f"{repository}:{branch} has no variants (or no such branch).")
         matched = [
@@ -420,9 +419,12 @@ def edit_variants(
         if not matched:
             condition = " and ".join(f"{k}={raw}" for k, raw in where.items())
             raise EditRefused(f"No variant of {repository}:{branch} has {condition}.")
-        report = _apply_edit(matched, wanted)
-        _finish_edit(dry_run)
-    return report
+        return matched
+
+    if not values:
+        raise EditRefused("Nothing to set: give at least one --set FIELD=VALUE.")
+    queryset = Variant.objects.filter(branch__repository=repository, branch__name=branch)
+    return _edit(queryset, matching, values, dry_run)
 
 
 def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
@@ -430,14 +432,22 @@ def edit_selected(pks, values: dict[str, str], *, dry_run=False) -> EditReport:
     validated as the admin validates it (full_clean); all are saved or, on any error or with
     dry_run, none. Each edit lists its changed fields and, for an imported recipe, the diff
     export-recipes will write."""
-    if not values:
-        raise EditRefused("Nothing to set: choose a field and its value.")
-    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
-    with transaction.atomic():
-        variants = _editable(Variant.objects.filter(pk__in=list(pks)))
+
+    def selected(variants: list[Variant]) -> list[Variant]:
         if not variants:
             raise EditRefused("No variants are selected.")
-        report = _apply_edit(variants, wanted)
+        return variants
+
+    if not values:
+        raise EditRefused("Nothing to set: choose a field and its value.")
+    return _edit(Variant.objects.filter(pk__in=list(pks)), selected, values, dry_run)
+
+
+def _edit(queryset, choose, values: dict[str, str], dry_run: bool) -> EditReport:
+    """`values` set on the variants `choose` keeps of the queryset, in one transaction."""
+    wanted = {name: _field_value(name, raw) for name, raw in values.items()}
+    with transaction.atomic():
+        report = _apply_edit(choose(_editable(queryset)), wanted)
         _finish_edit(dry_run)
     return report
 

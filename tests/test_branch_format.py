@@ -36,7 +36,7 @@ def test_redirected_branch_is_ticked_and_counts_agree(client):
         'name="branch" value="build-pytorch/pytorch-2.9-python313" id="id_branch_1" checked>'
         in html
     )
-    assert 'Recipe <span class="n">66' in html
+    assert 'Recipe <span class="n" id="n-status-recipe">66' in html
     assert 'data-testid="result-count">66<' in html
 
 

@@ -61,7 +61,8 @@ def test_branch_values_are_qualified_by_repository_with_counts(client):
     html = client.get("/variants/?gpu=sm90").content.decode()
     boxes = dict(
         re.findall(
-            r'name="branch" value="([^"]+)"[^>]*> [^<]+ <span class="n[^"]*">(\d+)</span>', html
+            r'name="branch" value="([^"]+)"[^>]*> [^<]+ <span class="n[^"]*"[^>]*>(\d+)</span>',
+            html,
         )
     )
     assert "build-pytorch/main" in boxes and "build-torchvision/main" in boxes
@@ -73,7 +74,7 @@ def test_branch_values_are_qualified_by_repository_with_counts(client):
     )
     # A facet's own choice does not narrow its counts: every GPU keeps its number.
     gpus = dict(
-        re.findall(r'name="gpu" value="(\w+)"[^>]*> [^<]+ <span class="n[^"]*">(\d+)<', html)
+        re.findall(r'name="gpu" value="(\w+)"[^>]*> [^<]+ <span class="n[^"]*"[^>]*>(\d+)<', html)
     )
     assert int(gpus["sm89"]) == Variant.objects.filter(gpu_arch__sm="sm89").count()
     # A variant without an architecture counts for `none` and for its kind.
@@ -85,7 +86,7 @@ def test_branch_values_are_qualified_by_repository_with_counts(client):
     cache.clear()
     html = client.get("/variants/?gpu=unknown").content.decode()
     boxes = re.findall(
-        r'name="gpu" value="(\w+)"[^>]*?( checked)?> [^<]+ <span class="n[^"]*">(\d+)<', html
+        r'name="gpu" value="(\w+)"[^>]*?( checked)?> [^<]+ <span class="n[^"]*"[^>]*>(\d+)<', html
     )
     assert ("unknown", " checked", "1") in boxes
     assert count_shown(html) == 1 and stray.pname in html
@@ -148,6 +149,20 @@ def test_htmx_request_gets_only_the_results_fragment(client):
     assert "<html" not in html and "matrix-filters" not in html  # the compare form only
     assert count_shown(html) == Variant.objects.filter(gpu_arch__sm="sm90").count()
     assert "HX-Request" in response["Vary"]
+
+
+def test_htmx_fragment_carries_every_facet_count_out_of_band(client):
+    # htmx swaps only the results: the counts beside the checkboxes must come along, or they
+    # would keep describing the previous selection.
+    url = "/variants/?branch=build-pytorch/pytorch-2.9-python313&status=recipe"
+    in_page = dict(re.findall(r'id="(n-[^"]+)">(\d+)<', client.get(url).content.decode()))
+    fragment = client.get(url, **HTMX).content.decode()
+    out_of_band = dict(re.findall(r'id="(n-[^"]+)" hx-swap-oob="true">(\d+)<', fragment))
+    assert out_of_band == in_page and len(out_of_band) > 40
+    assert out_of_band["n-branch-build-pytorch/pytorch-2.10-python313"] == "0"
+    assert out_of_band["n-status-planned"] == str(
+        Variant.objects.filter(branch__name="pytorch-2.9-python313", status="planned").count()
+    )
 
 
 def test_history_restore_gets_the_full_page(client):

@@ -1,19 +1,20 @@
 """Maintainers' jobs on a branch's recipe texts: add or drop a GPU architecture, add a CPU ISA,
 derive the next release branch.
 
-`add_architecture` derives a variant for every pairing the model architecture has, each from
-the model's recipe TEXT (`catalog.recipes.nix.edit.edit_recipe` for the name and the GPU target
-lines; the comments that name the architecture, the model's name and its PyTorch sibling's file
-rewritten line by line), so a new file differs from its sibling in those lines only.
-`drop_architecture` removes a branch's variants of one architecture (their files become stale
-for `export-recipes --prune`). `derive_branch` starts a branch from another, each recipe the
-source's text with its name, Python package set and pin edited in place. Each writes all or
-nothing and refuses with one sentence.
+Each new recipe is its model's TEXT edited in place (`catalog.recipes.nix.edit.edit_recipe` for
+the values; the comments and the descriptive strings that name what changed rewritten line by
+line), so a new file differs from its model in those lines only: `add_architecture` and
+`add_isa` derive a variant for every variant of the model architecture or ISA on the branch;
+`derive_branch` a new branch from another, each recipe with its name, Python package set and pin
+edited. `drop_architecture` removes a branch's variants of one architecture (their files become
+stale for `export-recipes --prune`). Each writes all or nothing, refuses with one sentence, and
+reports the unified diff of every file export will write (a new file against its model).
 """
 
 from __future__ import annotations
 
-import re
+import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -23,10 +24,19 @@ from django.db.models import ProtectedError
 
 from catalog import naming
 from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
+from catalog.recipes.exporting import sync
 from catalog.recipes.importing.store import recipe_values
-from catalog.recipes.nix.edit import edit_recipe
+from catalog.recipes.nix.derive import (
+    ArchNames,
+    derive_isa_recipe,
+    derive_recipe,
+    derive_release_recipe,
+    isa_substitutions,
+    python_attr_for,
+    reflag,
+    release_substitutions,
+)
 from catalog.recipes.nix.errors import EditError, RecipeError
-from catalog.recipes.nix.read import read_recipe
 from catalog.services import validation_message
 
 
@@ -35,189 +45,92 @@ class MaintainRefused(Exception):
 
 
 @dataclass
-class ArchitectureReport:
+class JobReport:
+    """What a job did, or with dry_run would do."""
+
     repository: str
-    branch: str
-    # (new recipe path, the model's recipe path) for add; (recipe path, "") for drop
+    branch: str  # the branch written (derive-branch: the new one)
+    job: str  # "added", "dropped" or "derived"
+    source: str = ""  # derive-branch: the branch derived from
+    # (recipe path, its model's path) per new file; (recipe path, "") per dropped one
     files: list[tuple[str, str]] = field(default_factory=list)
+    # per file, the unified diff export writes: a new file against its model, a dropped one
+    # against nothing (as --prune deletes it)
+    diffs: list[str] = field(default_factory=list)
+    dropped: int = 0
     dry_run: bool = False
 
+    @property
+    def summary(self) -> str:
+        """One sentence, as the command prints it and the admin shows it."""
+        where = f"{self.repository}:{self.branch}"
+        if self.job == "dropped":
+            return f"{where}: {self.dropped} variants dropped"
+        if self.job == "derived":
+            return (
+                f"{where} from {self.source}: {len(self.files)} variants, {self.dropped} "
+                "dropped; export-recipes --into a checkout of the new branch writes them"
+            )
+        return (
+            f"{where}: {len(self.files)} variants added; export-recipes --into writes their files"
+        )
 
-# ---------------------------------------------------------------- pure text work
+    def record(self, variant: Variant, model: Variant | None) -> None:
+        path = variant.recipe_path or naming.recipe_path(variant.pname)
+        if model is None:
+            self.files.append((path, ""))
+            self.diffs.append(
+                _diff(sync.exported_texts([variant])[0], "", f"a/{path}", "/dev/null")
+            )
+            return
+        model_path = model.recipe_path or naming.recipe_path(model.pname)
+        self.files.append((path, model_path))
+        before, after = sync.exported_texts([model, variant])
+        self.diffs.append(_diff(before, after, f"a/{model_path}", f"b/{path}"))
 
 
-def _comment_start(line: str) -> int:
-    """Where a line's comment starts (-1: none); a # inside a "…" string is not one."""
-    quoted = False
-    for index, char in enumerate(line):
-        if char == '"' and (index == 0 or line[index - 1] != "\\"):
-            quoted = not quoted
-        elif char == "#" and not quoted and (index == 0 or line[index - 1] in " \t;"):
-            return index
-    return -1
-
-
-def rewrite_comments(
-    text: str,
-    substitutions: list[tuple[re.Pattern, str]],
-    own_line: list[tuple[re.Pattern, str]] = (),
-) -> str:
-    """The text with the substitutions applied to its comments only; `own_line` ones only to
-    comments on a line of their own (a comment after code, such as a cpuFlags element's,
-    describes that element)."""
-    lines = text.splitlines(keepends=True)
-    for number, line in enumerate(lines):
-        start = _comment_start(line)
-        if start < 0:
-            continue
-        comment = line[start:]
-        alone = not line[:start].strip()
-        for pattern, replacement in [*substitutions, *(own_line if alone else ())]:
-            comment = pattern.sub(replacement, comment)
-        lines[number] = line[:start] + comment
+def _diff(before: str, after: str, fromfile: str, tofile: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile, tofile
+    )
     return "".join(lines)
 
 
-@dataclass(frozen=True)
-class ArchNames:
-    """How comments and targets name an architecture."""
-
-    sm: str  # "sm90"
-    family: str  # "Hopper"
-    models: str  # "H100, H200"
-
-    @property
-    def number(self) -> str:
-        return naming.sm_number(self.sm)
-
-    @property
-    def capability(self) -> str:
-        return naming.gpu_target(self.sm)
-
-
-def retarget(target: str, old: ArchNames, new: ArchNames) -> str:
-    """One written GPU target for the new architecture, in the style it is written in
-    ("9.0", "9.0+PTX", "sm_90")."""
-    if target.startswith("sm_"):
-        return target.replace(f"sm_{old.number}", f"sm_{new.number}", 1)
-    return target.replace(old.capability, new.capability, 1)
-
-
-def arch_substitutions(
-    old: ArchNames, new: ArchNames, names: dict[str, str]
-) -> list[tuple[re.Pattern, str]]:
-    """What the comments of a derived recipe change: file and package names first (they
-    contain the SM token), then the SM tokens, the model lists and the family name."""
-    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
-    subs += [
-        (re.compile(rf"\bSM{old.number}\b"), f"SM{new.number}"),
-        (re.compile(rf"\bsm_?{old.number}\b"), lambda m: m[0].replace(old.number, new.number)),
-        (re.compile(rf"(?<![\d.]){re.escape(old.capability)}(?![\d])"), new.capability),
-        # "(SM90: H100, L40S)", "(Hopper architecture - H100, L40S)": the models that follow.
-        (
-            re.compile(rf"(\((?:[^()]*?(?:SM{new.number}:|architecture -)) )[^()]*\)"),
-            lambda m: f"{m[1]}{new.models})",
-        ),
-    ]
-    if old.family != new.family:
-        subs.append((re.compile(rf"\b{re.escape(old.family)}\b"), new.family))
-    return subs
-
-
-def derive_recipe(
-    text: str, old: ArchNames, new: ArchNames, pname: str, names: dict[str, str]
-) -> str:
-    """The model's recipe text for the new architecture: its name, GPU target lines, sibling
-    import and the comments naming them edited; every other byte kept. `names` maps the
-    model's package and file names to the new ones. Raises EditError where the targets cannot
-    be edited in place."""
-    facts = read_recipe(text)
-    targets = [retarget(t, old, new) for t in facts.gpu_targets]
-    tries = [{"gpu_targets": targets}]
-    if facts.gpu_arch_num:
-        tries = [
-            {"gpu_targets": targets, "gpu_arch_num": new.number},
-            {"gpu_arch_num": new.number},
-            *tries,
-        ]
-    derived, refusal = None, None
-    for changes in tries:
-        try:
-            candidate = edit_recipe(text, {"pname": pname, **changes})
-        except EditError as exc:
-            refusal = exc
-            continue
-        read = read_recipe(candidate)
-        # Some recipes bind gpuArchNum to the dotted target itself ("7.5").
-        if read.gpu_targets == targets and read.gpu_arch_num in ("", new.number, *targets):
-            derived = candidate
-            break
-    if derived is None:
-        raise refusal or EditError("gpu_targets", "the GPU targets could not be edited in place")
-    derived = rename_sibling(derived, facts, names)
-    return rewrite_comments(derived, arch_substitutions(old, new, names))
-
-
-def rename_sibling(text: str, facts, names: dict[str, str]) -> str:
-    """A companion's import of its PyTorch sibling file, renamed as `names` says."""
-    sibling = facts.pytorch_source.sibling if facts.pytorch_source else ""
-    if not sibling or sibling not in names:
-        return text
-    renamed = text.replace(f"./{sibling}.nix", f"./{names[sibling]}.nix")
-    if read_recipe(renamed).pytorch_source.sibling != names[sibling]:
-        raise EditError("pytorch_source", "its PyTorch import could not be renamed in place")
-    return renamed
-
-
-def python_attr_for(attr: str, python_version: str) -> str:
-    """'python312Packages' for Python 3.13 -> 'python313Packages'; an unversioned set such as
-    'python3Packages' stays as it is."""
-    if not re.fullmatch(r"python3\d+Packages", attr or ""):
-        return attr
-    return f"python{python_version.replace('.', '')}Packages"
-
-
-def release_substitutions(
-    old_python: str, new_python: str, names: dict[str, str]
-) -> list[tuple[re.Pattern, str]]:
-    """What the comments of a recipe derived for a new release change: the names, then the
-    Python version where it is written."""
-    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
-    if old_python != new_python:
-        subs += [
-            (
-                re.compile(rf"\bpython{old_python.replace('.', '')}\b"),
-                f"python{new_python.replace('.', '')}",
-            ),
-            (re.compile(rf"\bPython {re.escape(old_python)}\b"), f"Python {new_python}"),
-        ]
-    return subs
-
-
-def derive_release_recipe(
-    text: str, changes: dict[str, object], names: dict[str, str], old_python: str, new_python: str
-) -> str:
-    """The source branch's recipe text for the new branch: `changes` (pname, Python set, pin)
-    edited in place, its PyTorch sibling's file renamed, and the comments naming them."""
-    facts = read_recipe(text)
-    derived = rename_sibling(edit_recipe(text, changes), facts, names)
-    return rewrite_comments(derived, release_substitutions(old_python, new_python, names))
+def parse_pairs(pairs: list[str], option: str) -> dict[str, str]:
+    """["KEY=VALUE", …] -> {key: value}, each key once."""
+    parsed = {}
+    for pair in pairs:
+        key, sep, value = pair.strip().partition("=")
+        if not sep or not key or key in parsed:
+            raise MaintainRefused(f"{option} {pair!r}: give each as KEY=VALUE, each key once.")
+        parsed[key] = value
+    return parsed
 
 
 # ---------------------------------------------------------------- the catalogue
 
 
-def _arch(sm: str) -> GpuArchitecture:
-    found = GpuArchitecture.objects.filter(sm=sm.lower()).first()
+def _catalogued(model, key: str, value: str, what: str):
+    """The row of `model` whose `key` is the value as typed (any case), or a refusal that lists
+    the known ones."""
+    found = model.objects.filter(**{key: value.strip().lower()}).first()
     if found is None:
-        known = ", ".join(GpuArchitecture.objects.values_list("sm", flat=True))
-        raise MaintainRefused(f"{sm} is not a catalogued GPU architecture; known: {known}.")
+        known = ", ".join(model.objects.values_list(key, flat=True))
+        raise MaintainRefused(f"{value} is not a catalogued {what}; known: {known}.")
     return found
 
 
+def _arch(sm: str) -> GpuArchitecture:
+    return _catalogued(GpuArchitecture, "sm", sm, "GPU architecture")
+
+
+def _isa(slug: str) -> CpuIsa:
+    return _catalogued(CpuIsa, "slug", slug, "CPU ISA")
+
+
 def _names(arch: GpuArchitecture) -> ArchNames:
-    models = ", ".join(arch.models.values_list("name", flat=True)) or arch.short_models
-    return ArchNames(arch.sm, arch.name, models)
+    models = tuple(arch.models.order_by("name").values_list("name", flat=True))
+    return ArchNames(arch.sm, arch.name, models, arch.short_models, arch.min_driver)
 
 
 def _branch(repository: str, name: str) -> Branch:
@@ -227,46 +140,159 @@ def _branch(repository: str, name: str) -> Branch:
     return branch
 
 
-def _compose(variant: Variant, sm: str) -> str:
-    isa = variant.cpu_isa.slug if variant.cpu_isa_id else ""
-    return naming.compose(
-        variant.library, variant.python_version, variant.backend, variant.cuda_version, sm, isa
+def _models(branch: Branch, **where) -> list[Variant]:
+    related = ("gpu_arch", "cpu_isa", "depends_on")
+    return list(
+        Variant.objects.filter(branch=branch, **where)
+        .select_related(*related)
+        .order_by("library", "pname")
     )
+
+
+def _compose(variant: Variant, *, sm=None, isa=None, python=None) -> str:
+    """The variant's name with one part changed."""
+    if sm is None:
+        sm = variant.gpu_arch.sm if variant.gpu_arch_id else ""
+    if isa is None:
+        isa = variant.cpu_isa.slug if variant.cpu_isa_id else ""
+    return naming.compose(
+        variant.library,
+        python or variant.python_version,
+        variant.backend,
+        variant.cuda_version,
+        sm,
+        isa,
+    )
+
+
+def _renames(models: list[Variant], **part) -> dict[str, str]:
+    """Each model's pname and file stem -> the new name (companions import their PyTorch by
+    file)."""
+    names = {}
+    for model in models:
+        names[model.pname] = _compose(model, **part)
+        if model.recipe_path:
+            names[PurePosixPath(model.recipe_path).stem] = names[model.pname]
+    return names
+
+
+def _require_texts(models: list[Variant]) -> None:
+    textless = [m.pname for m in models if not m.recipe_text]
+    if textless:
+        raise MaintainRefused(
+            f"{textless[0]} has no recipe text to derive from (a seeded variant); import the "
+            "branch's recipes first."
+        )
+
+
+@dataclass
+class _Derivation:
+    """How one job makes its variants: `text(model, pname)` is the new recipe text (None: copy
+    the model's fields, for a seeded variant); `reads_as` (field, value, label) what each must
+    read as; a companion whose PyTorch the job does not derive keeps its PyTorch where
+    `outside_ok`, else the job is refused."""
+
+    branch: Branch
+    names: dict[str, str]
+    text: Callable[[Variant, str], str | None]
+    verb: str  # "added", "derived": the refusal says nothing was
+    reads_as: tuple[str, int, str] | None = None
+    outside_ok: bool = False
+    pins: dict[str, str] = field(default_factory=dict)  # a copied variant's pin per CUDA
+
+
+def _derive_all(job: _Derivation, models: list[Variant], report: JobReport) -> None:
+    """A saved variant on the job's branch for every model, PyTorch first (companions depend on
+    it), each recorded in the report."""
+    created: dict[int, Variant] = {}
+    for model in sorted(models, key=lambda v: v.library != "pytorch"):
+        variant = _derived_variant(job, model)
+        if model.depends_on_id:
+            variant.depends_on = created.get(model.depends_on_id)
+            if variant.depends_on is None and job.outside_ok:
+                variant.depends_on = model.depends_on
+            if variant.depends_on is None:
+                raise MaintainRefused(
+                    f"{model.pname} is built on {model.depends_on.pname}, which this job does "
+                    f"not derive; add that one by hand. Nothing was {job.verb}."
+                )
+        try:
+            variant.full_clean()
+        except ValidationError as exc:
+            raise MaintainRefused(
+                f"{variant.pname}: {validation_message(exc)}; nothing was {job.verb}."
+            ) from None
+        variant.save()
+        created[model.pk] = variant
+        report.record(variant, model)
+
+
+def _derived_variant(job: _Derivation, model: Variant) -> Variant:
+    pname = job.names[model.pname]
+    path = naming.recipe_path(pname)
+    try:
+        text = job.text(model, pname)
+        if text is None:
+            return _copied_variant(job, model, pname)
+        values, _findings = recipe_values(text, path, job.branch)
+    except (EditError, RecipeError) as exc:
+        raise MaintainRefused(
+            f"{model.recipe_path}: {exc}; nothing was {job.verb} (edit that recipe by hand)."
+        ) from None
+    values.pop("depends_on", None)
+    variant = Variant(branch=job.branch, status="recipe", **values)
+    if job.reads_as:
+        attname, pk, label = job.reads_as
+        if getattr(variant, attname) != pk:
+            raise MaintainRefused(f"{path}: its derived recipe does not read as {label}.")
+    return variant
+
+
+def _copied_variant(job: _Derivation, model: Variant, pname: str) -> Variant:
+    """A seeded variant (no recipe text) for the new branch, field by field."""
+    branch = job.branch
+    copied = {
+        f.attname: getattr(model, f.attname)
+        for f in Variant._meta.concrete_fields
+        if f.name not in ("id", "branch", "depends_on", "status")
+    }
+    variant = Variant(**copied, branch=branch, status=branch.default_status)
+    variant.pname, variant.python_version = pname, branch.python_version
+    variant.nixpkgs_pin = job.pins.get(model.cuda_version) or variant.nixpkgs_pin
+    return variant
+
+
+def _run(report: JobReport, dry_run: bool, work: Callable[[], None]) -> JobReport:
+    """`work` in one transaction, rolled back for a dry run or any refusal."""
+    with transaction.atomic():
+        work()
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
 
 
 def add_architecture(
     repository: str, branch_name: str, sm: str, like: str, *, dry_run: bool = False
-) -> ArchitectureReport:
+) -> JobReport:
     """A variant of `sm` for every variant of `like` on the branch, each derived from its
     model's recipe text (see the module docstring)."""
     branch = _branch(repository, branch_name)
     new, old = _arch(sm), _arch(like)
-    models = list(
-        Variant.objects.filter(branch=branch, gpu_arch=old)
-        .select_related("gpu_arch", "cpu_isa", "depends_on")
-        .order_by("library", "pname")
-    )
+    models = _models(branch, gpu_arch=old)
     if not models:
         raise MaintainRefused(f"{branch} has no {old.sm.upper()} variants to model on.")
     _check_addable(branch, new, models)
-    # Model file stems and pnames -> the new ones (companions import their PyTorch by file).
-    names = {}
-    for model in models:
-        pname = _compose(model, new.sm)
-        names[model.pname] = pname
-        if model.recipe_path:
-            names[PurePosixPath(model.recipe_path).stem] = pname
-    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
-    created: dict[int, Variant] = {}
-    with transaction.atomic():
-        # PyTorch first: companions depend on it.
-        for model in sorted(models, key=lambda v: v.library != "pytorch"):
-            variant = _derive_variant(branch, model, new, old, names, created)
-            created[model.pk] = variant
-            report.files.append((variant.recipe_path, model.recipe_path))
-        if dry_run:
-            transaction.set_rollback(True)
-    return report
+    names = _renames(models, sm=new.sm)
+    old_names, new_names = _names(old), _names(new)
+    job = _Derivation(
+        branch,
+        names,
+        lambda model, pname: derive_recipe(model.recipe_text, old_names, new_names, pname, names),
+        "added",
+        reads_as=("gpu_arch_id", new.pk, new.sm.upper()),
+    )
+    report = JobReport(repository, branch_name, "added", dry_run=dry_run)
+    return _run(report, dry_run, lambda: _derive_all(job, models, report))
 
 
 def _check_addable(branch: Branch, new: GpuArchitecture, models: list[Variant]) -> None:
@@ -284,54 +310,23 @@ def _check_addable(branch: Branch, new: GpuArchitecture, models: list[Variant]) 
             f"{branch} already has {new.sm.upper()} variants ({', '.join(sorted(taken)[:3])}…); "
             "drop them first or edit them."
         )
-    textless = [m.pname for m in models if not m.recipe_text]
-    if textless:
-        raise MaintainRefused(
-            f"{textless[0]} has no recipe text to derive from (a seeded variant); import the "
-            "branch's recipes first."
-        )
-
-
-def _derive_variant(branch, model: Variant, new, old, names, created) -> Variant:
-    pname = names[model.pname]
-    try:
-        text = derive_recipe(model.recipe_text, _names(old), _names(new), pname, names)
-    except (EditError, RecipeError) as exc:
-        raise MaintainRefused(
-            f"{model.recipe_path}: {exc}; nothing was added (edit that recipe by hand)."
-        ) from None
-    path = naming.recipe_path(pname)
-    values, _findings = recipe_values(text, path, branch)
-    values.pop("depends_on", None)
-    variant = Variant(branch=branch, status="recipe", **values)
-    if model.depends_on_id:
-        variant.depends_on = created.get(model.depends_on_id)
-        if variant.depends_on is None:
-            raise MaintainRefused(
-                f"{model.pname} is built on {model.depends_on.pname}, which is not a "
-                f"{old.sm.upper()} variant of {branch}; add that one by hand."
-            )
-    if variant.gpu_arch_id != new.pk:
-        raise MaintainRefused(f"{path}: its derived recipe does not read as {new.sm.upper()}.")
-    variant.full_clean()
-    variant.save()
-    return variant
+    _require_texts(models)
 
 
 def drop_architecture(
     repository: str, branch_name: str, sm: str, *, dry_run: bool = False
-) -> ArchitectureReport:
+) -> JobReport:
     """Remove the branch's variants of `sm` (companions first); their files become stale."""
     branch = _branch(repository, branch_name)
     arch = _arch(sm)
-    variants = list(
-        Variant.objects.filter(branch=branch, gpu_arch=arch).order_by("library", "pname")
-    )
+    variants = _models(branch, gpu_arch=arch)
     if not variants:
         raise MaintainRefused(f"{branch} has no {arch.sm.upper()} variants.")
-    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
-    with transaction.atomic():
+    report = JobReport(repository, branch_name, "dropped", dry_run=dry_run)
+
+    def drop() -> None:
         for variant in sorted(variants, key=lambda v: v.library == "pytorch"):
+            report.record(variant, None)
             try:
                 variant.delete()
             except ProtectedError:
@@ -340,10 +335,9 @@ def drop_architecture(
                     f"{variant.pname} is the PyTorch of {users} on another branch; drop those "
                     "first. Nothing was removed."
                 ) from None
-            report.files.append((variant.recipe_path or naming.recipe_path(variant.pname), ""))
-        if dry_run:
-            transaction.set_rollback(True)
-    return report
+        report.dropped = len(variants)
+
+    return _run(report, dry_run, drop)
 
 
 # ---------------------------------------------------------------- derive a branch
@@ -361,16 +355,6 @@ BRANCH_SETTABLE = (
 )
 # Not copied: the new branch's identity, and what only an import sets.
 BRANCH_NOT_COPIED = ("id", "name", "is_default", "source_commit", "imported_at")
-
-
-@dataclass
-class DeriveReport:
-    repository: str
-    source: str
-    branch: str
-    files: list[tuple[str, str]] = field(default_factory=list)  # (new path, source path)
-    dropped: int = 0
-    dry_run: bool = False
 
 
 def _new_branch(source: Branch, name: str, values: dict[str, str]) -> Branch:
@@ -414,7 +398,7 @@ def derive_branch(
     pins: dict[str, str] | None = None,
     drop: list[str] = (),
     dry_run: bool = False,
-) -> DeriveReport:
+) -> JobReport:
     """A new branch from `source_name`: its fields with `values` set, and a variant for every
     source variant not of a dropped architecture, each from the source's recipe text with the
     name, the Python package set and (per CUDA version, `pins`) the nixpkgs pin edited in place;
@@ -423,134 +407,38 @@ def derive_branch(
     source = _branch(repository, source_name)
     dropped = {_arch(sm).pk for sm in drop}
     _check_pins(source, pins)
-    report = DeriveReport(repository, source_name, new_name, dry_run=dry_run)
-    with transaction.atomic():
+    report = JobReport(repository, new_name, "derived", source=source_name, dry_run=dry_run)
+
+    def derive() -> None:
         branch = _new_branch(source, new_name, values)
-        variants = list(
-            source.variants.select_related("gpu_arch", "cpu_isa", "depends_on").order_by("pname")
-        )
+        variants = _models(source)
         kept = [v for v in variants if v.gpu_arch_id not in dropped]
         report.dropped = len(variants) - len(kept)
-        names = {}
-        for model in kept:
-            names[model.pname] = _compose_python(model, branch.python_version)
-            if model.recipe_path:
-                names[PurePosixPath(model.recipe_path).stem] = names[model.pname]
-        created: dict[int, Variant] = {}
-        for model in sorted(kept, key=lambda v: v.library != "pytorch"):
-            variant = _derived_release_variant(branch, source, model, names, pins, created)
-            created[model.pk] = variant
-            report.files.append(
-                (
-                    variant.recipe_path or naming.recipe_path(variant.pname),
-                    model.recipe_path or naming.recipe_path(model.pname),
-                )
-            )
-        if dry_run:
-            transaction.set_rollback(True)
-    return report
+        names = _renames(kept, python=branch.python_version)
+        subs = release_substitutions(
+            (source.python_version, branch.python_version),
+            (source.pytorch_version, branch.pytorch_version),
+            names,
+        )
 
+        def text(model: Variant, pname: str) -> str | None:
+            if not model.recipe_text:
+                return None
+            changes: dict[str, object] = {"pname": pname}
+            attr = python_attr_for(model.python_attr, branch.python_version)
+            if attr != model.python_attr:
+                changes["python_attr"] = attr
+            if pins.get(model.cuda_version) and model.nixpkgs_pin:
+                changes["nixpkgs_pin"] = pins[model.cuda_version]
+            return derive_release_recipe(model.recipe_text, changes, names, subs)
 
-def _compose_python(variant: Variant, python: str) -> str:
-    return naming.compose(
-        variant.library,
-        python,
-        variant.backend,
-        variant.cuda_version,
-        variant.gpu_arch.sm if variant.gpu_arch_id else "",
-        variant.cpu_isa.slug if variant.cpu_isa_id else "",
-    )
+        job = _Derivation(branch, names, text, "derived", outside_ok=True, pins=pins)
+        _derive_all(job, kept, report)
 
-
-def _derived_release_variant(branch, source, model, names, pins, created) -> Variant:
-    pname = names[model.pname]
-    pin = pins.get(model.cuda_version, "")
-    if model.recipe_text:
-        changes: dict[str, object] = {"pname": pname}
-        attr = python_attr_for(model.python_attr, branch.python_version)
-        if attr != model.python_attr:
-            changes["python_attr"] = attr
-        if pin and model.nixpkgs_pin:
-            changes["nixpkgs_pin"] = pin
-        try:
-            text = derive_release_recipe(
-                model.recipe_text, changes, names, source.python_version, branch.python_version
-            )
-        except (EditError, RecipeError) as exc:
-            raise MaintainRefused(
-                f"{model.recipe_path}: {exc}; nothing was derived (edit that recipe by hand)."
-            ) from None
-        values, _findings = recipe_values(text, naming.recipe_path(pname), branch)
-        values.pop("depends_on", None)
-        variant = Variant(branch=branch, status="recipe", **values)
-    else:
-        copied = {
-            f.attname: getattr(model, f.attname)
-            for f in Variant._meta.concrete_fields
-            if f.name not in ("id", "branch", "depends_on", "status")
-        }
-        variant = Variant(**copied, branch=branch, status=branch.default_status)
-        variant.pname, variant.python_version = pname, branch.python_version
-        variant.nixpkgs_pin = pin or variant.nixpkgs_pin
-    if model.depends_on_id:
-        variant.depends_on = created.get(model.depends_on_id, model.depends_on)
-    try:
-        variant.full_clean()
-    except ValidationError as exc:
-        raise MaintainRefused(f"{pname}: {validation_message(exc)}; nothing was derived.") from None
-    variant.save()
-    return variant
+    return _run(report, dry_run, derive)
 
 
 # ---------------------------------------------------------------- add a CPU ISA
-
-
-def reflag(written: list[str], old: list[str], new: list[str]) -> list[str]:
-    """The written cpuFlags for the new ISA: the old ISA's flags the new one lacks removed,
-    every other written flag kept in place, and each flag the new ISA adds inserted after the
-    flag that precedes it in the new ISA's list."""
-    result = [f for f in written if f not in old or f in new]
-    for index, flag in enumerate(new):
-        if flag in result:
-            continue
-        before = [f for f in new[:index] if f in result]
-        result.insert(result.index(before[-1]) + 1 if before else 0, flag)
-    return result
-
-
-def isa_substitutions(
-    old: tuple[str, str], new: tuple[str, str], labels: list[str], names: dict[str, str]
-):
-    """Comments of a recipe derived for another ISA: the names and the slug anywhere, and (in
-    comments on a line of their own) the label where it is not the start of a longer label
-    ("AVX-512" in "AVX-512 BF16" stays)."""
-    (old_slug, old_label), (new_slug, new_label) = old, new
-    longer = [label[len(old_label) :] for label in labels if label.startswith(old_label + " ")]
-    guard = "".join(f"(?!{re.escape(rest)})" for rest in longer)
-    subs = [(re.compile(re.escape(a) + r"(?![\w.-])"), b) for a, b in names.items()]
-    return [
-        *subs,
-        (re.compile(rf"(?<![\w-]){re.escape(old_slug)}(?![\w-])"), new_slug),
-    ], [(re.compile(rf"(?<![\w-]){re.escape(old_label)}(?![\w-]){guard}"), new_label)]
-
-
-def derive_isa_recipe(text: str, flags: list[str], slug: str, pname: str, names, subs) -> str:
-    """The model's recipe for another ISA: pname, cpuFlags, passthru.cpuISA (where written),
-    its PyTorch sibling's file and the comments naming them edited."""
-    facts = read_recipe(text)
-    changes: dict[str, object] = {"pname": pname, "cpu_flags": flags}
-    if "cpuISA" in facts.passthru:
-        changes["passthru.cpuISA"] = slug
-    derived = rename_sibling(edit_recipe(text, changes), facts, names)
-    return rewrite_comments(derived, *subs)
-
-
-def _isa(slug: str) -> CpuIsa:
-    found = CpuIsa.objects.filter(slug=slug.lower()).first()
-    if found is None:
-        known = ", ".join(CpuIsa.objects.values_list("slug", flat=True))
-        raise MaintainRefused(f"{slug} is not a catalogued CPU ISA; known: {known}.")
-    return found
 
 
 def _check_isa_model(branch: Branch, new: CpuIsa, old: CpuIsa, models: list[Variant]) -> None:
@@ -570,75 +458,28 @@ def _check_isa_model(branch: Branch, new: CpuIsa, old: CpuIsa, models: list[Vari
         )
     if Variant.objects.filter(branch=branch, cpu_isa=new).exists():
         raise MaintainRefused(f"{branch} already has {new.slug} variants; drop or edit them.")
-    textless = [m.pname for m in models if not m.recipe_text]
-    if textless:
-        raise MaintainRefused(
-            f"{textless[0]} has no recipe text to derive from (a seeded variant); import the "
-            "branch's recipes first."
-        )
+    _require_texts(models)
 
 
 def add_isa(
     repository: str, branch_name: str, slug: str, like: str, *, dry_run: bool = False
-) -> ArchitectureReport:
+) -> JobReport:
     """A variant of ISA `slug` for every variant of `like` on the branch, each from its model's
-    recipe text with the name, cpuFlags, passthru.cpuISA and the comments naming them edited."""
+    recipe text with the name, cpuFlags, passthru.cpuISA and the prose naming them edited."""
     branch = _branch(repository, branch_name)
     new, old = _isa(slug), _isa(like)
-    models = list(
-        Variant.objects.filter(branch=branch, cpu_isa=old)
-        .select_related("gpu_arch", "cpu_isa", "depends_on")
-        .order_by("library", "pname")
-    )
+    models = _models(branch, cpu_isa=old)
     _check_isa_model(branch, new, old, models)
-    names = {}
-    for model in models:
-        sm = model.gpu_arch.sm if model.gpu_arch_id else ""
-        names[model.pname] = naming.compose(
-            model.library,
-            model.python_version,
-            model.backend,
-            model.cuda_version,
-            sm,
-            new.slug,
-        )
-        if model.recipe_path:
-            names[PurePosixPath(model.recipe_path).stem] = names[model.pname]
+    names = _renames(models, isa=new.slug)
     labels = list(CpuIsa.objects.values_list("label", flat=True))
-    subs = isa_substitutions((old.slug, old.label), (new.slug, new.label), labels, names)
-    report = ArchitectureReport(repository, branch_name, dry_run=dry_run)
-    created: dict[int, Variant] = {}
-    with transaction.atomic():
-        for model in sorted(models, key=lambda v: v.library != "pytorch"):
-            pname = names[model.pname]
-            flags = reflag(list(model.cpu_flags), old.compiler_flags, new.compiler_flags)
-            try:
-                text = derive_isa_recipe(model.recipe_text, flags, new.slug, pname, names, subs)
-            except (EditError, RecipeError) as exc:
-                raise MaintainRefused(
-                    f"{model.recipe_path}: {exc}; nothing was added (edit that recipe by hand)."
-                ) from None
-            variant = _saved_variant(branch, model, text, pname, created)
-            if variant.cpu_isa_id != new.pk:
-                raise MaintainRefused(f"{variant.recipe_path}: it does not read as {new.slug}.")
-            created[model.pk] = variant
-            report.files.append((variant.recipe_path, model.recipe_path))
-        if dry_run:
-            transaction.set_rollback(True)
-    return report
+    subs = isa_substitutions(
+        (old.slug, old.label, old.hardware), (new.slug, new.label, new.hardware), labels, names
+    )
 
+    def text(model: Variant, pname: str) -> str:
+        flags = reflag(list(model.cpu_flags), old.compiler_flags, new.compiler_flags)
+        return derive_isa_recipe(model.recipe_text, flags, new.slug, pname, names, subs)
 
-def _saved_variant(branch, model: Variant, text: str, pname: str, created) -> Variant:
-    values, _findings = recipe_values(text, naming.recipe_path(pname), branch)
-    values.pop("depends_on", None)
-    variant = Variant(branch=branch, status="recipe", **values)
-    if model.depends_on_id:
-        variant.depends_on = created.get(model.depends_on_id)
-        if variant.depends_on is None:
-            raise MaintainRefused(
-                f"{model.pname} is built on {model.depends_on.pname}, which this job does not "
-                "derive; add that one by hand."
-            )
-    variant.full_clean()
-    variant.save()
-    return variant
+    job = _Derivation(branch, names, text, "added", reads_as=("cpu_isa_id", new.pk, new.slug))
+    report = JobReport(repository, branch_name, "added", dry_run=dry_run)
+    return _run(report, dry_run, lambda: _derive_all(job, models, report))

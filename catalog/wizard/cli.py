@@ -142,7 +142,7 @@ def run(
         for note in notes:
             stderr.write(f"Note: {note}\n")
         raise CommandError(exc.message, returncode=INVALID) from None
-    from catalog.queries import availability_json  # the database, only once answered
+    from catalog.queries import availability_json, build_answer  # the database, once answered
 
     body = wizard_output.with_availability(wizard_output.api_body(rec, parsed), availability_json)
     if options.get("json"):
@@ -150,7 +150,10 @@ def run(
             stderr.write(f"Note: {note}\n")
         stdout.write(json.dumps(body, indent=2) + "\n")
     else:
-        stdout.write(wizard_output.format_text(body, notes))
+        # The web wizard's build answer: status first, the nearest built one, the five steps.
+        keys = [(v["repository"], v["branch"], v["pname"]) for v in wizard_output.picks(body)]
+        answers = {key: build_answer(*key) for key in keys}
+        stdout.write(wizard_output.format_text(body, notes, answers))
     for warning in wizard_output.all_warnings(body):
         stderr.write(f"Warning: {warning}\n")
     if not wizard_output.picks(body):

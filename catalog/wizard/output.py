@@ -158,8 +158,45 @@ def availability_line(variant: dict) -> str:
     return line
 
 
-def format_text(body: dict, notes: Iterable[str] = ()) -> str:
-    """The human answer of `which-variant` (its warnings go to standard error)."""
+def status_lines(answer: dict) -> list[str]:
+    """The build's status before its commands, as the web shows it (partials/build_answer.html;
+    `answer` from catalog.queries.build_answer)."""
+    lines = [f"Status: {answer['status_label']} — {answer['note']}"]
+    nearest = answer.get("nearest")
+    if nearest:
+        lines.append(
+            f"Nearest variant further along: {nearest['pname']} ({nearest['status']}): "
+            f"{nearest['difference']}. {nearest['url']}"
+        )
+    elif not answer["built"]:
+        lines.append("No variant for this hardware is further along yet.")
+    return lines
+
+
+def _command_lines(steps) -> list[str]:
+    """Each step's command with its label; a command of several lines (clone, then cd) carries
+    the label on its first."""
+    out = []
+    for _key, label, command in steps:
+        first, *rest = command.splitlines()
+        out += [f"  {first:<60}  # {label}", *(f"  {line}" for line in rest)]
+    return out
+
+
+def _commands_text(variant: dict, answer: dict | None) -> list[str]:
+    if answer is None:  # no catalogue at hand: the steps alone
+        return ["", "Commands:", *_command_lines(commands(variant))]
+    return [
+        "",
+        f"Commands (status: {answer['status_label']}):",
+        *_command_lines(answer["commands"]),
+    ]
+
+
+def format_text(body: dict, notes: Iterable[str] = (), answers: dict | None = None) -> str:
+    """The human answer of `which-variant` (its warnings go to standard error). `answers` maps
+    (repository, branch, pname) to catalog.queries.build_answer: each build's status comes
+    before its commands."""
     lines = [f"Note: {n}" for n in notes]
     detected = _detected_line(body.get("detected", {}))
     if detected:
@@ -177,6 +214,11 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
                 f"Use: {variant['pname']}  ({variant['repository']} branch {variant['branch']})"
             )
             lines.append(f"     {variant['url']}")
+            answer = (answers or {}).get(
+                (variant["repository"], variant["branch"], variant["pname"])
+            )
+            if answer:  # the status before anything to run, as on the web
+                lines += [f"     {line}" for line in status_lines(answer)]
             if "cached" in variant:
                 lines.append(f"     {availability_line(variant)}")
         else:
@@ -189,8 +231,7 @@ def format_text(body: dict, notes: Iterable[str] = ()) -> str:
                 for a in result["alternatives"]
             ]
         if variant:
-            lines += ["", "Commands:"]
-            lines += [f"  {command:<60}  # {label}" for _key, label, command in commands(variant)]
+            lines += _commands_text(variant, answer)
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

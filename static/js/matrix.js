@@ -13,3 +13,10 @@ document.addEventListener("htmx:configRequest", function (event) {
   Array.from(new Set(data.keys())).forEach(function (name) { data.delete(name); });
   keep.forEach(function (pair) { data.append(pair[0], pair[1]); });
 });
+
+// A branch is written "<repository>/<branch>" in every link; the form encodes the slash, which
+// would put a second spelling of the same selection in the address bar.
+document.addEventListener("htmx:beforeHistoryUpdate", function (event) {
+  var history = event.detail.history;
+  if (history && history.path) history.path = history.path.replace(/%2F/gi, "/");
+});

@@ -221,9 +221,10 @@ def _render_matrix(request, data: QueryDict, partial: bool) -> HttpResponse:
         response["Content-Disposition"] = 'attachment; filename="variants.csv"'
         return response
     context = {"filterset": filterset, **_results_context(data, filterset)}
-    if partial:
-        return render(request, RESULTS, context)
-    context["facets"] = _facets(filterset, filterset.facet_counts())
+    facets = _facets(filterset, filterset.facet_counts())
+    if partial:  # the form stays; its counts travel out of band with the results
+        return render(request, RESULTS, {**context, "oob_facets": facets})
+    context["facets"] = facets
     return render(request, PAGE, context)
 
 

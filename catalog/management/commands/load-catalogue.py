@@ -9,7 +9,8 @@ from catalog.seeding import SeedError, load_catalogue
 class Command(BaseCommand):
     help = (
         "Load (or refresh) the catalogue from fixtures/: architectures, ISAs, branches and their "
-        "variants, seed claims and doc pages. Idempotent; one transaction; nothing is deleted."
+        "variants, seed claims and doc pages. Idempotent; one transaction; nothing is deleted; "
+        "an existing variant is kept as the catalogue has it (-v 2 lists those that differ)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -23,6 +24,9 @@ class Command(BaseCommand):
         if options["verbosity"] >= 1:
             for line in report.lines():
                 self.stdout.write(line)
+        if options["verbosity"] >= 2:
+            for line in report.kept:
+                self.stdout.write(f"kept (differs from the seeds): {line}")
             self.stdout.write(
                 self.style.SUCCESS(f"Catalogue loaded: {report.changed} rows changed.")
             )
