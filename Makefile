@@ -31,9 +31,12 @@ $(PY):
 	  echo "make needs Python's venv and ensurepip ($(PYTHON) -m venv failed, see $$log):" \
 	    "run \`apt-get install python3-venv\` as root and try again." >&2; exit 1; }; rm -f "$$log"
 
-# The suite runs in one process; `make test TEST_WORKERS=auto` spreads it over every core (pytest-xdist).
-TEST_WORKERS ?= 0
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS)
+# The suite runs in one pytest-xdist worker per core, at most 4 (each loads its own catalogue and
+# starts its own Chromium); a whole test file goes to one worker, so a module's server starts
+# once. `make test TEST_WORKERS=0` runs it in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); \
+	if [ "$$n" -gt 4 ]; then n=4; fi; if [ "$$n" -lt 2 ]; then n=0; fi; echo $$n)
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Reinstall only when the pinned requirements or the project metadata change.
 $(STAMP): requirements.txt pyproject.toml | $(PY)

@@ -4,11 +4,14 @@ Builds its own catalogue in a throwaway SQLite file (the dev database is untouch
 the seed (`load-catalogue`) plus the real branches in ../shared/real-recipes (`import-recipes`,
 when that folder exists) is 1×; every branch is then cloned with all its variants under new
 branch names to reach 4× and 16×. Each request is cold: the cache is cleared before it (what the
-first visitor pays after a change to the catalogue's structure, an import). A second figure is
-the request after a build record (what CI writes after each build) with the cache warm before
-it: what the next visitor pays while builds are reported.
+first visitor pays after a change to the catalogue's structure, an import): every cache alias,
+the version's own included, so the in-process copies keyed by it are retired as well. A second
+figure is the request after a build record (what CI writes after each build) with the cache warm
+before it: what the next visitor pays while builds are reported.
 
-    python bench/scale.py [-n 3] [--sizes 1,4,16] [--keep DB]
+    python bench/scale.py [-n 3] [--sizes 1,4,16] [--keep DB] [--pages audit,/wizard/]
+
+--pages measures only the pages whose label contains one of the comma-separated words.
 """
 
 import argparse
@@ -67,7 +70,7 @@ def grow(copies: int, start: int) -> None:
     their in-branch dependencies included, numbering the copies from `start`."""
     from django.db import transaction
 
-    from catalog import cache
+    from catalog import audit_store, cache
     from catalog.models import Branch, Variant
 
     fields = [f.attname for f in Variant._meta.concrete_fields if f.attname not in SKIP]
@@ -101,6 +104,15 @@ def grow(copies: int, start: int) -> None:
                     changed.append(c)
             Variant.objects.bulk_update(changed, ["depends_on"], batch_size=500)
     cache.bump_version()  # bulk writes send no signals
+    started = time.perf_counter()
+    # As an import does before it commits: the new branches' audit findings and the snapshots.
+    stale = len(audit_store.stale_branch_ids())
+    cache.store_derived()
+    print(
+        f"audit findings of {stale} new branches and the snapshots stored in "
+        f"{time.perf_counter() - started:.1f} s (write time)",
+        file=sys.stderr,
+    )
 
 
 def requests():
@@ -163,13 +175,16 @@ def record_a_build(n: int) -> None:
 def measure(client, method, url, body, runs):
     """(cold ms, KB, ms after a build record): cold clears every cache first; the other comes
     after a warm request and one build record, as a visitor meets the site while CI reports."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from catalog import cache as catalogue_cache
 
     cold, size = [], 0
     for _ in range(runs + 1):  # the first one warms imports and templates, not counted
-        cache.clear()
+        # Every alias, the versions' own included: a new version is what a write leaves, so
+        # each process's in-memory copies (selector index, wizard snapshot) are retired too.
+        for alias in caches:
+            caches[alias].clear()
         catalogue_cache._local.clear()
         elapsed, size = _request(client, method, url, body)
         cold.append(elapsed)
@@ -186,6 +201,7 @@ def main():
     parser.add_argument("-n", type=int, default=3, help="cold requests per figure (median)")
     parser.add_argument("--sizes", default="1,4,16", help="catalogue multiples, ascending")
     parser.add_argument("--keep", help="keep the database at this path (default: a temp file)")
+    parser.add_argument("--pages", default="", help="only pages whose label contains one of these")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     workdir = tempfile.mkdtemp(prefix="catalogue-scale-")
@@ -204,7 +220,10 @@ def main():
         grow(size - made, made)
         made = size
         counts.append(Variant.objects.count())
+        wanted = [w for w in args.pages.split(",") if w]
         for label, method, url, body in requests():
+            if wanted and not any(w in label for w in wanted):
+                continue
             results.setdefault(label, []).append(measure(client, method, url, body, args.n))
         print(f"{size}×: {counts[-1]:,} variants measured", file=sys.stderr)
 

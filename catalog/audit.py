@@ -258,16 +258,20 @@ def evaluate_claim(kind: str, check: dict, facts: CatalogueFacts) -> str | None:
     return checker(check, facts)
 
 
-def gather_facts() -> CatalogueFacts:
+def gather_facts(claims: Iterable = ()) -> CatalogueFacts:
+    """The facts the claims are checked against. Variant names are read only for the names a
+    claim states and impossible pairings from the stored findings, so the cost follows the
+    claims, not the catalogue."""
     from django.db.models import Count
 
     from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
 
     names: dict = {}
-    for repo, branch, pname in Variant.objects.values_list(
-        "branch__repository", "branch__name", "pname"
-    ):
+    for repo, branch, pname in Variant.objects.filter(
+        _any_of(claims, "name", lambda c: {"pname": c["name"]})
+    ).values_list("branch__repository", "branch__name", "pname"):
         names.setdefault((repo, branch), set()).add(pname)
+    counted = Branch.objects.filter(_any_of(claims, "count", None, prefix=""))
     return CatalogueFacts(
         isa_flags=dict(CpuIsa.objects.values_list("slug", "compiler_flags")),
         arch_fields={
@@ -278,19 +282,44 @@ def gather_facts() -> CatalogueFacts:
         },
         model_arch=dict(GpuModel.objects.values_list("name", "architecture__sm")),
         variant_names=names,
-        counts={(b.repository, b.name): b.n for b in Branch.objects.annotate(n=Count("variants"))},
-        impossible=impossible_pairings(),
+        counts={(b.repository, b.name): b.n for b in counted.annotate(n=Count("variants"))},
+        impossible=stored_impossible_pairings(),
     )
 
 
-def impossible_pairings() -> dict:
-    """(repository, branch) -> [(pname, reason)] for every variant no machine runs; a companion's
-    reason names the PyTorch it lacks."""
-    from catalog.models import Variant
+def _any_of(claims, kind: str, lookup: Callable[[dict], dict] | None, prefix="branch__"):
+    """A filter matching what the claims of `kind` name on their branch (nothing when none):
+    the facts are read for the claims, not for the whole catalogue."""
+    from django.db.models import Q
+
+    found = Q(pk__in=[])
+    for claim in claims:
+        criteria = claim.criteria or {}
+        if claim.kind == kind and "repository" in criteria and "branch" in criteria:
+            where = {f"{prefix}repository": criteria["repository"]}
+            where[f"{prefix}name"] = criteria["branch"]
+            found |= Q(**where, **(lookup(criteria) if lookup else {}))
+    return found
+
+
+def stored_impossible_pairings() -> dict:
+    """(repository, branch) -> [(pname, reason)], as `impossible_pairings` computed them when
+    the branch was written."""
+    from catalog.models import AuditFinding
 
     found: dict = {}
-    variants = Variant.objects.filter(backend="cuda").exclude(gpu_arch__host_arch="")
-    for v in variants.select_related("branch__pytorch_branch", "gpu_arch", "cpu_isa"):
+    rows = AuditFinding.objects.filter(kind="impossible").order_by("branch", "position")
+    for repo, branch, pname, why in rows.values_list(
+        "branch__repository", "branch__name", "variant_name", "message"
+    ):
+        found.setdefault((repo, branch), []).append((pname, why))
+    return found
+
+
+def impossible_pairings(variants) -> Iterator[tuple]:
+    """(variant, reason) for each of `variants` (with branch__pytorch_branch, gpu_arch and
+    cpu_isa joined) that no machine runs; a companion's reason names the PyTorch it lacks."""
+    for v in variants:
         why = v.impossible_pairing
         if not why:
             continue
@@ -300,36 +329,57 @@ def impossible_pairings() -> dict:
                 "pytorch", v.python_version, "cuda", v.cuda_version, v.gpu_arch.sm, v.cpu_isa.slug
             )
             why += f" No PyTorch {name} on {target.repository}:{target.name} to build against."
-        found.setdefault((v.branch.repository, v.branch.name), []).append((v.pname, why))
-    return found
+        yield v, why
+
+
+def count_finding(branch: Branch, actual: int) -> Finding | None:
+    """The finding for a branch whose seeds state another number of variants, or None."""
+    stated = branch.stated_variant_count
+    if stated is None or actual == stated:
+        return None
+    return Finding(
+        key=f"count-{branch.repository}-{branch.name}",
+        kind="count",
+        subject=f"branch:{branch}",
+        message=f"The seeds state {stated} variants; the catalogue has {actual}.",
+    )
+
+
+def validation_finding(obj) -> Finding | None:
+    """The finding for a record that fails its model's rules, or None."""
+    from catalog.services import validation_message
+
+    relations = [f.name for f in obj._meta.fields if f.is_relation]
+    try:
+        # Uniqueness and foreign keys are enforced by the database; checking them here would
+        # cost a query per record. The rules in clean() are what the audit adds.
+        obj.full_clean(exclude=relations, validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        return Finding(
+            key=f"invalid-{obj._meta.model_name}-{obj.pk}",
+            kind="validation",
+            subject=f"{obj._meta.verbose_name}:{obj}",
+            message=f"Fails validation — {validation_message(exc)}",
+        )
+    return None
 
 
 def _validation_findings() -> Iterator[Finding]:
-    from catalog.models import Branch, CpuIsa, GpuArchitecture, GpuModel, Variant
-    from catalog.services import validation_message
+    """The reference tables checked now (a few dozen rows); branches and variants as stored
+    when they were written."""
+    from catalog import audit_store
+    from catalog.models import CpuIsa, GpuArchitecture, GpuModel
 
-    querysets = [
+    for qs in (
         CpuIsa.objects.all(),
         GpuArchitecture.objects.all(),
         GpuModel.objects.select_related("architecture"),
-        Branch.objects.select_related("pytorch_branch"),
-        Variant.objects.select_related("branch", "gpu_arch", "cpu_isa", "depends_on"),
-    ]
-    for qs in querysets:
-        relations = [f.name for f in qs.model._meta.fields if f.is_relation]
+    ):
         for obj in qs:
-            try:
-                # Uniqueness and foreign keys are enforced by the database; checking them here
-                # would cost a query per record. The rules in clean() are what the audit adds.
-                obj.full_clean(exclude=relations, validate_unique=False, validate_constraints=False)
-            except ValidationError as exc:
-                detail = validation_message(exc)
-                yield Finding(
-                    key=f"invalid-{qs.model._meta.model_name}-{obj.pk}",
-                    kind="validation",
-                    subject=f"{qs.model._meta.verbose_name}:{obj}",
-                    message=f"Fails validation — {detail}",
-                )
+            finding = validation_finding(obj)
+            if finding:
+                yield finding
+    yield from audit_store.stored_validation()
 
 
 def _stale_count(criteria: dict, facts: CatalogueFacts) -> bool:
@@ -355,18 +405,21 @@ def _stale(kind: str, criteria: dict, facts: CatalogueFacts) -> bool:
 
 
 GATES = ("seeded", "imported", "all", "none")  # or REPOSITORY:BRANCH
+DEFAULT_GATE = ("seeded",)
 
 
-def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
-    """gate: which branches' lint findings count against the result (GATES or
-    "repository:branch" names)."""
-    from catalog.models import Branch, SourceClaim
+def check_claims() -> tuple[list[Finding], list[Verified], dict]:
+    """The seed claims, the stated counts and validation: (findings, verified claims, the
+    impossible pairings acknowledged claims record per (repository, branch))."""
+    from catalog import audit_store
+    from catalog.models import SourceClaim
 
-    facts = gather_facts()
+    claims = list(SourceClaim.objects.all())
+    facts = gather_facts(claims)
     findings, verified = [], []
     explained_counts = set()  # (repository, branch, stated count) an acknowledged claim explains
     recorded = {}  # (repository, branch) -> the impossible pairings an acknowledged claim records
-    for claim in SourceClaim.objects.all():
+    for claim in claims:
         criteria = claim.criteria or {}
         problem = evaluate_claim(claim.kind, criteria, facts)
         if problem is None:
@@ -390,26 +443,37 @@ def run_audit(gate: Iterable[str] = ("seeded",)) -> AuditResult:
                 known=claim.acknowledged and not stale,
             )
         )
-    branches = list(Branch.objects.all())
-    for branch in branches:
-        actual = facts.counts.get((branch.repository, branch.name), 0)
-        stated = branch.stated_variant_count
-        if (branch.repository, branch.name, stated) in explained_counts:
-            continue  # the acknowledged claim's finding already says so
-        if stated is not None and actual != stated:
-            findings.append(
-                Finding(
-                    key=f"count-{branch.repository}-{branch.name}",
-                    kind="count",
-                    subject=f"branch:{branch}",
-                    message=(
-                        f"The seeds state {branch.stated_variant_count} variants; "
-                        f"the catalogue has {actual}."
-                    ),
-                )
-            )
+    findings.extend(audit_store.stored_counts(explained_counts))
     findings.extend(_validation_findings())
-    lint_branches = _lint_branches(branches, set(gate), recorded)
+    return findings, verified, recorded
+
+
+def run_audit(gate: Iterable[str] = DEFAULT_GATE, recompute: bool = True) -> AuditResult:
+    """gate: which branches' lint findings count against the result (GATES or
+    "repository:branch" names). The per-branch findings are computed again for every branch
+    and stored (catalog/audit_store.py), so a write that bypassed the signals (a raw `update`)
+    is caught too; with recompute=False they are read as stored when each branch was written,
+    computed first only for a branch written since."""
+    from catalog import audit_store
+    from catalog.models import Branch
+
+    if recompute:
+        audit_store.refresh_all()
+    else:
+        audit_store.refresh_stale()
+    findings, verified, recorded = check_claims()
+    stored = audit_store.stored_lint()
+    lint_branches = [
+        BranchLint(
+            branch.repository,
+            branch.name,
+            branch_imported(branch),
+            gates(branch, gate),
+            stored.get(branch.pk, []),
+            recorded.get((branch.repository, branch.name), frozenset()),
+        )
+        for branch in Branch.objects.all()
+    ]
     return AuditResult(findings=findings, verified=verified, lint=lint_branches)
 
 
@@ -422,34 +486,16 @@ def branch_imported(branch: Branch) -> bool:
     return bool(getattr(branch, "is_imported", False))
 
 
-def _gates(branch: Branch, imported: bool, gate: set) -> bool:
+def gates(branch: Branch, gate: Iterable[str]) -> bool:
+    """Whether the branch's lint findings count against the audit's result."""
+    gate = set(gate)
     if "none" in gate:
         return False
     return (
         "all" in gate
-        or ("imported" if imported else "seeded") in gate
+        or ("imported" if branch_imported(branch) else "seeded") in gate
         or f"{branch.repository}:{branch.name}" in gate
     )
-
-
-def _lint_branches(branches: list[Branch], gate: set, recorded: dict) -> list[BranchLint]:
-    by_branch: dict = {}
-    for finding in lint.lint(lint_records(), architecture_facts()):
-        by_branch.setdefault((finding.repository, finding.branch), []).append(finding)
-    result = []
-    for branch in branches:
-        imported = branch_imported(branch)
-        result.append(
-            BranchLint(
-                branch.repository,
-                branch.name,
-                imported,
-                _gates(branch, imported, gate),
-                by_branch.get((branch.repository, branch.name), []),
-                recorded.get((branch.repository, branch.name), frozenset()),
-            )
-        )
-    return result
 
 
 def architecture_facts() -> dict[str, lint.ArchFacts]:
@@ -462,8 +508,10 @@ def architecture_facts() -> dict[str, lint.ArchFacts]:
     }
 
 
-def lint_records() -> list[lint.VariantRecord]:
-    """One record per variant: the facts of its recipe next to the catalogue's fields.
+def lint_records(variants=None) -> list[lint.VariantRecord]:
+    """One record per variant (of `variants`, with branch, gpu_arch, cpu_isa and
+    depends_on__branch joined; every variant by default): the facts of its recipe next to the
+    catalogue's fields.
 
     An imported variant brings the facts read from its own source (with its file name); a
     seeded one is checked as the recipe the catalogue renders for it (`recipe_facts`)."""
@@ -473,7 +521,10 @@ def lint_records() -> list[lint.VariantRecord]:
     from catalog.recipes.exporting.nix import recipe_facts
     from catalog.recipes.importing.recipes import facts_from_json
 
-    variants = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa", "depends_on__branch")
+    if variants is None:
+        variants = Variant.objects.select_related(
+            "branch", "gpu_arch", "cpu_isa", "depends_on__branch"
+        )
     records = []
     for v in variants:
         if v.origin == "imported" and v.recipe_facts:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Collection
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
+from django.db.models import F, Subquery
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
@@ -48,6 +49,8 @@ from catalog.models import (
     GpuArchitecture,
     GpuModel,
     SourceClaim,
+    StoredSnapshot,
+    StructureRevision,
     Variant,
 )
 
@@ -119,11 +122,80 @@ def bump_status(**_signal_kwargs) -> str:
 
 
 def bump_version(**_signal_kwargs) -> str:
-    """Retire everything: structure and status."""
+    """Retire everything: structure and status (and the stored snapshots, in the database)."""
     version = uuid.uuid4().hex
     version_store().set(STRUCTURE_KEY, version, None)
     bump_status()
+    _bump_revision()
     return version
+
+
+# ---------------------------------------------------------------- stored snapshots
+
+# name -> build(): what is derived from the whole catalogue's structure and stored in the
+# database (StoredSnapshot), registered by the module that reads it.
+SNAPSHOTS: dict[str, Callable] = {}
+
+
+def register_snapshot(name: str, build: Callable) -> Callable:
+    SNAPSHOTS[name] = build
+    return build
+
+
+def _bump_revision() -> None:
+    """In the writer's transaction, so a snapshot built from rows read before it commits
+    carries the older revision and is never taken for current."""
+    if not StructureRevision.objects.filter(pk=1).update(number=F("number") + 1):
+        StructureRevision.objects.get_or_create(pk=1, defaults={"number": 1})
+
+
+def _revision() -> int:
+    return StructureRevision.objects.filter(pk=1).values_list("number", flat=True).first() or 0
+
+
+def _store(name: str, revision: int, value) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    StoredSnapshot.objects.update_or_create(
+        name=name, defaults={"revision": revision, "data": data}
+    )
+
+
+def snapshot(name: str):
+    """The registered snapshot `name` as stored for the current structure revision (one query
+    and an unpickling); built and stored when missing or older."""
+    current = StructureRevision.objects.filter(pk=1).values("number")[:1]
+    data = (
+        StoredSnapshot.objects.filter(name=name, revision=Subquery(current))
+        .values_list("data", flat=True)
+        .first()
+    )
+    if data is not None:
+        try:
+            return pickle.loads(data)
+        except (ImportError, AttributeError, pickle.UnpicklingError):
+            pass  # written by another release: built anew
+    revision = _revision()  # read before the rows: a write meanwhile makes the result older
+    value = SNAPSHOTS[name]()
+    _store(name, revision, value)
+    return value
+
+
+def store_derived() -> None:
+    """What a writer (seeding, an import, an edit) calls before it commits: the audit findings
+    of the branches it changed (catalog/audit_store.py) and the snapshots, stored with the
+    write itself."""
+    from catalog import audit_store
+
+    audit_store.refresh_stale()
+    store_snapshots()
+
+
+def store_snapshots() -> None:
+    """What a writer calls before it commits: every registered snapshot built from the rows as
+    written and stored at the revision they bumped, so no visitor pays for building them."""
+    revision = _revision()
+    for name, build in SNAPSHOTS.items():
+        _store(name, revision, build())
 
 
 def _bump_on_save(sender, update_fields=None, **kwargs):

@@ -835,3 +835,72 @@ class ApiToken(models.Model):
         secret = cls.PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(user=user, name=name, key_hash=cls.hash_secret(secret))
         return token, secret
+
+
+class AuditedBranch(models.Model):
+    """Marks a branch whose AuditFinding rows are current. Any write that can change a branch's
+    findings deletes its mark (catalog/audit_store.py); the findings of an unmarked branch are
+    computed again before they are read."""
+
+    branch = models.OneToOneField(
+        Branch, primary_key=True, on_delete=models.CASCADE, related_name="audited"
+    )
+
+    def __str__(self):
+        return f"{self.branch_id} audited"
+
+
+class AuditFinding(models.Model):
+    """One stored per-branch finding of the audit: a lint finding, a record failing validation,
+    an impossible pairing or a stated count the branch does not have. Stored when the branch is
+    written, so the audit page reads a page of rows instead of checking every variant."""
+
+    KINDS = [
+        ("lint", "lint"),
+        ("validation", "validation"),
+        ("impossible", "impossible pairing"),
+        ("count", "stated count"),
+    ]
+
+    branch = models.ForeignKey(Branch, on_delete=models.CASCADE, related_name="audit_findings")
+    variant = models.ForeignKey(
+        Variant, null=True, on_delete=models.CASCADE, related_name="audit_findings"
+    )
+    kind = models.CharField(max_length=10, choices=KINDS)
+    position = models.PositiveIntegerField(help_text="order within the branch and kind")
+    rule = models.CharField(max_length=40, blank=True)
+    variant_name = models.CharField(max_length=200, blank=True)
+    key = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=300, blank=True)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["branch", "kind", "position"]
+        indexes = [models.Index(fields=["kind", "branch", "position"])]
+
+    def __str__(self):
+        return f"{self.kind}: {self.message}"
+
+
+class StructureRevision(models.Model):
+    """One row counting the catalogue's structure changes, bumped in the writing transaction
+    with the structure version (catalog/cache.py): a stored snapshot is current while it was
+    built at this revision, whatever the cache holds."""
+
+    number = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self):
+        return f"structure revision {self.number}"
+
+
+class StoredSnapshot(models.Model):
+    """A derived picture of the catalogue (the selector's index), pickled, with the structure
+    revision it was built at: a cold process loads it in milliseconds instead of reading every
+    variant."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    revision = models.PositiveBigIntegerField()
+    data = models.BinaryField()
+
+    def __str__(self):
+        return f"{self.name} at revision {self.revision}"

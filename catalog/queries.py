@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from catalog import naming, vocabulary
+from catalog import cache, naming, vocabulary
 from catalog.availability import NOT_BUILT, Estimate, Summary, estimate, nearest, summarise
 from catalog.models import (
     LIBRARIES,
@@ -61,6 +61,23 @@ _BACKEND_COUNTS = {
     f"{backend}_count": Count("variants", filter=Q(variants__backend=backend))
     for backend in vocabulary.BACKENDS
 }
+
+
+def branch_count() -> int:
+    return Branch.objects.count()
+
+
+def home_branch_ids(per_repository: int) -> tuple[list[int], int]:
+    """The branches the home page lists: each repository's first `per_repository` in the
+    catalogue's order, and every recommended or default one (one narrow query); with the
+    number of branches."""
+    shown, seen = [], {}
+    rows = Branch.objects.values_list("pk", "repository", "is_recommended", "is_default")
+    for pk, repository, recommended, default in rows:
+        seen[repository] = seen.get(repository, 0) + 1
+        if recommended or default or seen[repository] <= per_repository:
+            shown.append(pk)
+    return shown, sum(seen.values())
 
 
 def branches_overview() -> QuerySet[Branch]:
@@ -308,20 +325,24 @@ def _recommend_statuses() -> tuple:
     return tuple(Variant.objects.order_by("pk").values_list("status", flat=True))
 
 
+def _stored_recommend_rows() -> dict:
+    # Stored by writers, whose build records come later: the statuses are always laid on top.
+    return _build_recommend_rows(status_version="")
+
+
+cache.register_snapshot("recommend-rows", _stored_recommend_rows)
+
+
 def recommend_catalogue() -> Catalogue:
     """The engine's snapshot of the catalogue (plain records), built with 5 narrow queries and
-    cached as plain tuples per structure version (a build outcome does not retire it). When
-    build outcomes came since, the current statuses are laid on top (one one-column query,
-    cached per status version). Kept in-process per full version."""
-    from catalog import cache
-
+    stored as plain tuples in the database by the writers, per structure revision
+    (`cache.snapshot`; a build outcome does not retire it). The current statuses are laid on
+    top (one one-column query, cached per status version). Kept in-process per full version."""
     structure, status = cache.structure_version(), cache.status_version()
     if _RECOMMEND_MEMO.get("version") == (structure, status):
         return _RECOMMEND_MEMO["catalogue"]
     if _RECOMMEND_MEMO.get("structure") != structure:
-        rows = cache.cached(
-            "recommend-rows", lambda: _build_recommend_rows(status), version=structure
-        )
+        rows = cache.snapshot("recommend-rows")
         _RECOMMEND_MEMO.update(
             structure=structure, base=Catalogue.from_rows(rows), built_at=rows["status_version"]
         )
@@ -443,7 +464,6 @@ _SEARCH_MEMO: dict = {}  # {"version": ..., "index": ...}: this process's copy
 def search_index():
     """The search index for the current catalogue version: built from the engine's snapshot and
     the guides once per version in each process (a write retires it), never per query."""
-    from catalog import cache
     from catalog.browse import search
 
     version = cache.catalogue_version()

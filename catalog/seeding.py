@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from catalog import lint, naming, vocabulary
+from catalog import cache, lint, naming, vocabulary
 from catalog.models import (
     Branch,
     CpuIsa,
@@ -427,4 +427,6 @@ def load_catalogue(root: Path | None = None) -> LoadReport:
         _load_variants(report, branch_data, specs, branches, archs, isas)
         _load_claims(report, claim_data)
         _load_docs(report, root / "docs")
+        # The audit's findings of whatever the load changed and the snapshots, with the load.
+        cache.store_derived()
     return report

@@ -448,9 +448,19 @@ def _edit(queryset, choose, values: dict[str, str], dry_run: bool) -> EditReport
     wanted = {name: _field_value(name, raw) for name, raw in values.items()}
     with transaction.atomic():
         report = _apply_edit(choose(_editable(queryset)), wanted)
-        if dry_run:
-            transaction.set_rollback(True)
+        _finish_edit(dry_run)
     return report
+
+
+def _finish_edit(dry_run: bool) -> None:
+    """Roll a dry run back; otherwise store the edited branches' audit findings and the
+    snapshots with the edit."""
+    from catalog import cache
+
+    if dry_run:
+        transaction.set_rollback(True)
+    else:
+        cache.store_derived()
 
 
 def _editable(queryset) -> list[Variant]:

@@ -1,16 +1,24 @@
-"""Shared fixtures: the test database holds the full seed catalogue, loaded once per session.
+"""Shared fixtures: the test database holds the full seed catalogue between any two tests.
 
-Each test runs in a transaction that is rolled back, so tests may change the data freely.
-Transactional tests (live_server, browser) flush the database; they restore the catalogue with
-the `seeded_db` fixture, which loads a dump taken once per session (about 1 s, where loading
-the seed files again takes 4–5 s). pytest-django runs them last.
+The catalogue is loaded once per test process and a snapshot of it is taken. Each test
+that uses `db` runs in a transaction that is rolled back, so tests may change the data freely.
+Transactional tests (live_server, browser, `transaction=True`) commit, and Django empties the
+database after each of them; the snapshot is put back at once (`pytest_runtest_teardown`), so
+the order in which tests run does not matter: pytest-xdist may hand any test to any worker.
 """
 
 import os
+import sqlite3
+from pathlib import Path
 
 import pytest
-from django.core.cache import cache, caches
+from django.apps import apps
+from django.conf import settings as django_settings
+from django.contrib.auth.hashers import reset_hashers
+from django.core.cache import caches
 from django.core.management import call_command
+from django.core.management.color import no_style
+from django.db import connection, transaction
 from hypothesis import settings
 
 from catalog.seeding import load_catalogue
@@ -22,20 +30,107 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_configure(config):
+    # Django's default hasher costs most of a second of CPU per password set or checked, by
+    # design; the tests create and log in users dozens of times, and test no hasher's strength.
+    django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    reset_hashers(setting="PASSWORD_HASHERS")  # in case anything hashed before
+
+
+class Snapshot:
+    """The loaded catalogue, put back after a transactional test's flush.
+
+    SQLite: the whole database file, copied page by page with SQLite's backup API (0.02 s, and
+    safe while the live server's thread has the file open). PostgreSQL: a copy of every table
+    in a schema of its own, copied back with INSERT … SELECT (Django's foreign keys are checked
+    at commit, so the order does not matter). Elsewhere: a dump of the catalog app, loaded again
+    with loaddata (2.5 s)."""
+
+    SCHEMA = "seed_snapshot"
+
+    def __init__(self, folder: Path, blocker):
+        self.blocker = blocker
+        self.vendor = connection.vendor
+        self.path = folder / "catalogue.sqlite3"
+        if self.vendor == "sqlite":
+            connection.ensure_connection()
+            with sqlite3.connect(self.path) as target:
+                connection.connection.backup(target)
+        elif self.vendor == "postgresql":
+            self.tables = connection.introspection.django_table_names(only_existing=True)
+            with connection.cursor() as cursor:
+                cursor.execute(f"CREATE SCHEMA {self.SCHEMA}")
+                for table in map(connection.ops.quote_name, self.tables):
+                    cursor.execute(f"CREATE TABLE {self.SCHEMA}.{table} AS TABLE {table}")
+        else:
+            self.path = folder / "catalogue.json"
+            call_command("dumpdata", "catalog", output=str(self.path), verbosity=0)
+
+    def restore(self) -> None:
+        with self.blocker.unblock():
+            if self.vendor == "sqlite":
+                connection.ensure_connection()
+                with sqlite3.connect(self.path) as source:
+                    source.backup(connection.connection)
+            elif self.vendor == "postgresql":
+                self.copy_tables_back()
+            else:
+                call_command("loaddata", str(self.path), verbosity=0)
+            # Closed here, as Django closes a connection after a transactional test: the hook
+            # that runs this may not see the connection the next test or the final teardown
+            # sees, and an open one left behind keeps PostgreSQL from dropping the database.
+            connection.close()
+
+    def copy_tables_back(self) -> None:
+        names = [connection.ops.quote_name(table) for table in self.tables]
+        resets = connection.ops.sequence_reset_sql(no_style(), apps.get_models())
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {', '.join(names)}")
+            for table in names:
+                cursor.execute(f"INSERT INTO {table} SELECT * FROM {self.SCHEMA}.{table}")
+            for sql in resets:
+                cursor.execute(sql)
+
+
+# The snapshot of this process (each xdist worker has its own database and its own snapshot).
+SNAPSHOT: list[Snapshot] = []
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         load_catalogue()
-        dump = tmp_path_factory.mktemp("seed") / "catalogue.json"
-        call_command("dumpdata", "catalog", output=str(dump), verbosity=0)
-    return dump
+        SNAPSHOT.append(Snapshot(tmp_path_factory.mktemp("seed"), django_db_blocker))
+    return SNAPSHOT[0]
 
 
 @pytest.fixture
-def seeded_db(django_db_setup, transactional_db):
-    """The seed catalogue in a transactional test's database (which starts from a flush)."""
-    call_command("loaddata", str(django_db_setup), verbosity=0)
-    cache.clear()
+def seeded_db(transactional_db):
+    """A transactional test's database; it holds the seed catalogue, as every test's does."""
+
+
+def is_transactional(item: pytest.Item) -> bool:
+    """Whether the test commits (and so is followed by a flush), as pytest-django decides."""
+    marker = item.get_closest_marker("django_db")
+    names = getattr(item, "fixturenames", ())
+    return (
+        "live_server" in names
+        or "transactional_db" in names
+        or bool(
+            marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+        )
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a transactional test's teardown (which flushed the database), the catalogue again;
+    not after the last test, whose teardown has destroyed the test database."""
+    try:
+        return (yield)
+    finally:
+        if SNAPSHOT and nextitem is not None and is_transactional(item):
+            SNAPSHOT[0].restore()
 
 
 @pytest.fixture(autouse=True)
@@ -51,24 +146,3 @@ def clear_caches():
     """Every cache alias: the catalogue's version lives in one of its own."""
     for alias in caches:
         caches[alias].clear()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items):
-    """Transactional tests flush the database, so every test that reads the seeded catalogue must
-    run before them. pytest-django orders them so, but pytest regroups tests by session-scoped
-    parameters afterwards (a test that borrows a Playwright fixture name joins the browser tests):
-    refuse such an order at collection rather than fail hundreds of tests on an empty database."""
-    flushed = None
-    for item in items:
-        marker = item.get_closest_marker("django_db")
-        names = item.fixturenames
-        transactional = "live_server" in names or "transactional_db" in names
-        transactional = transactional or bool(marker and marker.kwargs.get("transaction"))
-        if transactional:
-            flushed = flushed or item.nodeid
-        elif flushed and (marker is not None or "db" in names):
-            raise pytest.UsageError(
-                f"{item.nodeid} reads the database but runs after {flushed}, which flushes it: "
-                "rename whatever parameter gives it a browser's parameter."
-            )

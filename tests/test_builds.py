@@ -308,13 +308,9 @@ def test_badge_refuses_post(client):
 # --- concurrency -----------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_record_builds_for_one_variant_lose_no_record():
+def test_concurrent_record_builds_for_one_variant_lose_no_record(seeded_db):
     """Eight threads, each with its own database connection, record five builds each for the
     same variant at once; all forty records are kept and the variant's status is a build's."""
-    from catalog.seeding import load_catalogue
-
-    load_catalogue()  # transactional tests start from an empty database
     threads, per_thread, errors = 8, 5, []
     barrier = threading.Barrier(threads)
 

@@ -838,10 +838,7 @@ class TestRequestLimitsUnderGunicorn:
     nothing."""
 
     @pytest.fixture
-    def gunicorn(self):
-        from catalog.seeding import load_catalogue
-
-        load_catalogue()  # transactional tests start from an empty database
+    def gunicorn(self, seeded_db):
         port = free_port()
         env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "1"}
         server = subprocess.Popen(

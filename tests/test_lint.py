@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog import audit, naming
+from catalog import audit, audit_store, naming
 from catalog.lint import RULES, ArchFacts, VariantRecord, expected_platforms, lint
 from catalog.models import Branch, GpuArchitecture, Variant
 from catalog.recipes.nix import evaluate
@@ -216,6 +216,7 @@ def plant_arm_gpu_with_x86():
         gpu_arch=GpuArchitecture.objects.get(sm="sm121"),
         pname=PLANTED,
     )
+    audit_store.refresh_all()  # a bulk update sends no signals: store the findings anew
 
 
 def audit_command(*gate):

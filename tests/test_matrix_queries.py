@@ -56,6 +56,7 @@ def grow_catalogue(copies):
                 if v.branch_id == branch.pk
             )
     catalogue_cache.bump_version()  # bulk_create sends no signals
+    catalogue_cache.store_derived()  # as writers do: the audit findings and the snapshots
 
 
 def cold_queries(client, page):

@@ -13,8 +13,9 @@ import re
 import django_filters
 from django import forms
 from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
 
-from catalog import naming, queries
+from catalog import cache, naming, queries
 from catalog.models import BACKENDS, LIBRARIES, PLATFORMS, REPOSITORIES, STATUSES, GpuArchitecture
 from catalog.wizard import cpu_models, gpus
 
@@ -61,6 +62,7 @@ FACETS = {
     "python": ("python_version",),
     "status": ("status",),
 }
+LIVE_FACETS = ("status",)  # counted per request: a build record changes them
 VERSION_RE = re.compile(r"(?:python|py|cuda|cu)?(\d+(?:\.\d+)+)")
 MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS = 100, 8
 MAX_NAME_WORDS = 4  # words in the longest GPU name a search reads whole ("geforce rtx 4090 ti")
@@ -204,9 +206,20 @@ class VariantFilter(django_filters.FilterSet):
 
     def facet_counts(self) -> dict[str, dict[str, int]]:
         """Per facet, how many variants each value would give with the other filters as they are
-        (a facet's own choice does not narrow its counts, so its other values stay useful)."""
+        (a facet's own choice does not narrow its counts, so its other values stay useful).
+
+        With no filter set (the default page), the counts but the statuses' are read from the
+        snapshot the writers store (one query, however large the catalogue); the statuses,
+        which build records change, are counted live."""
+        cleaned = self.form.cleaned_data
+        if not any(cleaned.get(name) for name in self.filters):
+            return {**cache.snapshot("matrix-facets"), **self._counts(LIVE_FACETS)}
+        return self._counts(FACETS)
+
+    def _counts(self, names) -> dict[str, dict[str, int]]:
         counts = {}
-        for name, fields in FACETS.items():
+        for name in names:
+            fields = FACETS[name]
             rows = (
                 self.filter_queryset(self.queryset, skip=name)
                 .order_by()
@@ -218,6 +231,13 @@ class VariantFilter(django_filters.FilterSet):
                 for value in _facet_values(name, row, fields):
                     tally[value] = tally.get(value, 0) + row["n"]
         return counts
+
+    @classmethod
+    def stored_facet_counts(cls) -> dict[str, dict[str, int]]:
+        """The default page's counts of every facet that build records leave alone."""
+        unfiltered = cls(QueryDict())
+        unfiltered.form.is_valid()
+        return unfiltered._counts([name for name in FACETS if name not in LIVE_FACETS])
 
     def filter_branch(self, queryset: QuerySet, name: str, values: list[str]) -> QuerySet:
         if not values:
@@ -320,3 +340,6 @@ class VariantFilter(django_filters.FilterSet):
     @property
     def format(self):
         return self.form.cleaned_data.get("format", "html")
+
+
+cache.register_snapshot("matrix-facets", VariantFilter.stored_facet_counts)

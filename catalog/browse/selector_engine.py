@@ -17,7 +17,7 @@ request's cost follows the number of options shown, not the number of variants.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -305,21 +305,44 @@ class Option:
 @dataclass(frozen=True)
 class Facet:
     dimension: Dimension
-    options: list[Option]
+    options: list[Option]  # those shown
     chosen: str | None
+    folded: int = 0  # options left out until the facet is expanded
+    expand_query: str = ""  # the query string that shows them (the choices and `more`)
+
+
+# A facet with more options than this (the branches, as releases add them) shows the chosen one
+# and the first FOLD_AFTER that the other choices leave variants for; a link expands the rest.
+# The page then grows with what a reader can pick now, not with the catalogue's history.
+FOLD_AFTER = 12
+MORE = "more"  # the URL parameter naming a facet to show whole
+
+
+def _fold(options: list[Option]) -> list[Option]:
+    if len(options) <= FOLD_AFTER:
+        return options
+    keep = {id(o) for o in [o for o in options if o.count][:FOLD_AFTER]}
+    return [o for o in options if o.selected or id(o) in keep]
 
 
 @dataclass(frozen=True)
 class Narrowed:
     facets: list[Facet]
-    matches: list[Row]  # the variants every choice allows
     chosen: dict[str, str]
+    count: int  # the variants every choice allows
+    index: Index
+    mask: int  # their bitset
+
+    @property
+    def matches(self) -> list[Row]:
+        """The variants every choice allows (made as rows on asking: list them when few)."""
+        return self.index.matching(self.mask)
 
     @property
     def unique(self) -> Row | None:
         """The one variant left, when a machine can run it: an impossible pairing is shown,
         marked, and never the answer."""
-        if len(self.matches) == 1 and not self.matches[0].impossible:
+        if self.count == 1 and not self.matches[0].impossible:
             return self.matches[0]
         return None
 
@@ -330,29 +353,58 @@ class Narrowed:
 
 @dataclass(frozen=True)
 class Index:
-    """The rows with, per dimension and value, a bitset of the rows that have it (one Python
-    int; bit i is rows[i]). Built once per catalogue structure; a count is then an AND and a
-    `bit_count()`, so narrowing costs per option, not per variant."""
+    """Per dimension and value, a bitset of the rows that have it (one Python int; bit i is row
+    i). Built once per catalogue structure; a count is then an AND and a `bit_count()`, so
+    narrowing costs per option, not per variant.
 
-    rows: tuple[Row, ...]
+    Compact, so that it is stored and loaded whole in milliseconds: the rows are kept as one
+    string (repository, branch, pname and impossible pairing per line) plus the bitsets, and a
+    row is made again only when asked for (the few a page lists)."""
+
+    size: int
+    lines: str  # row i's "repository\tbranch\tpname\timpossible" is line i
     masks: Mapping[str, Mapping[str, int]]  # dimension -> value -> bitset
     choices: Mapping[str, Mapping[str, Choice]]  # dimension -> value -> how it is shown
 
+    def _row(self, lines: list[str], i: int) -> Row:
+        repository, branch, pname, impossible = lines[i].split("\t")
+        choices = {
+            key: self.choices[key][value]
+            for key, values in self.masks.items()
+            for value, mask in values.items()
+            if mask >> i & 1
+        }
+        return Row(repository, branch, pname, choices, impossible)
+
     def matching(self, mask: int) -> list[Row]:
         bits = bin(mask)[:1:-1]  # bit i at position i
-        return [self.rows[i] for i, bit in enumerate(bits) if bit == "1"]
+        lines = self.lines.split("\n")
+        return [self._row(lines, i) for i, bit in enumerate(bits) if bit == "1"]
 
 
 def index_rows(rows: Iterable[Row]) -> Index:
     rows = tuple(rows)
-    masks: dict[str, dict[str, int]] = {d.key: {} for d in DIMENSIONS}
+    positions: dict[str, dict[str, list[int]]] = {d.key: {} for d in DIMENSIONS}
     choices: dict[str, dict[str, Choice]] = {d.key: {} for d in DIMENSIONS}
     for i, row in enumerate(rows):
-        bit = 1 << i
         for key, choice in row.choices.items():
-            masks[key][choice.value] = masks[key].get(choice.value, 0) | bit
+            positions[key].setdefault(choice.value, []).append(i)
             choices[key][choice.value] = choice
-    return Index(rows, masks, choices)
+    masks = {
+        key: {v: _bitset(found) for v, found in values.items()} for key, values in positions.items()
+    }
+    lines = "\n".join(f"{r.repository}\t{r.branch}\t{r.pname}\t{r.impossible}" for r in rows)
+    return Index(len(rows), lines, masks, choices)
+
+
+def _bitset(positions: list[int]) -> int:
+    """The int with these bits set, built in one pass (OR-ing bit by bit is quadratic)."""
+    if not positions:
+        return 0
+    bits = bytearray(positions[-1] // 8 + 1)
+    for i in positions:
+        bits[i // 8] |= 1 << (i % 8)
+    return int.from_bytes(bits, "little")
 
 
 def _as_index(rows: Index | Sequence[Row]) -> Index:
@@ -361,7 +413,7 @@ def _as_index(rows: Index | Sequence[Row]) -> Index:
 
 def _allowed(index: Index, chosen: Mapping[str, str], skip: str = "") -> int:
     """The bitset of rows that every choice but `skip`'s allows."""
-    mask = (1 << len(index.rows)) - 1
+    mask = (1 << index.size) - 1
     for key, value in chosen.items():
         if key != skip:
             mask &= index.masks[key].get(value, 0)
@@ -380,7 +432,7 @@ def _reason(index: Index, key: str, choice: Choice, chosen: Mapping[str, str]) -
     return f"No build for {choice.phrase} with {what}"
 
 
-def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
+def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str], expand: bool) -> Facet:
     allowed = _allowed(index, chosen, skip=dim.key)  # a dimension's own choice does not count
     options = []
     for choice in sorted(index.choices[dim.key].values(), key=lambda c: (c.order, c.value)):
@@ -400,14 +452,23 @@ def _facet(index: Index, dim: Dimension, chosen: Mapping[str, str]) -> Facet:
                 query_string(toggled),
             )
         )
-    return Facet(dim, options, chosen.get(dim.key))
+    shown = options if expand else _fold(options)
+    more = query_string(chosen)
+    more += ("&" if more else "") + urlencode([(MORE, dim.key)])
+    return Facet(dim, shown, chosen.get(dim.key), len(options) - len(shown), more)
 
 
-def narrow(rows: Index | Sequence[Row], chosen: Mapping[str, str]) -> Narrowed:
-    """Every dimension's options for these choices, and the variants the choices leave."""
+def narrow(
+    rows: Index | Sequence[Row], chosen: Mapping[str, str], expand: Collection[str] = ()
+) -> Narrowed:
+    """Every dimension's options for these choices, and the variants the choices leave; a long
+    facet is folded (FOLD_AFTER) unless its key is in `expand`."""
     index = _as_index(rows)
+    mask = _allowed(index, chosen)
     return Narrowed(
-        facets=[_facet(index, dim, chosen) for dim in DIMENSIONS],
-        matches=index.matching(_allowed(index, chosen)),
+        facets=[_facet(index, dim, chosen, dim.key in expand) for dim in DIMENSIONS],
         chosen=dict(chosen),
+        count=mask.bit_count(),
+        index=index,
+        mask=mask,
     )

@@ -12,8 +12,7 @@ from __future__ import annotations
 from django.contrib.admin.views.decorators import staff_member_required
 from django.shortcuts import get_object_or_404, render
 
-from catalog import cache
-from catalog.audit import run_audit
+from catalog import audit_store
 from catalog.models import Branch, Variant
 from catalog.recipes.exporting import sync
 from catalog.recipes.nix.errors import EditError
@@ -34,10 +33,9 @@ def pending(request, repository, branch):
             continue
         if diff:
             changes.append((variant, diff))
-    audit = cache.cached("audit", run_audit)
-    lint = next(
-        (b for b in audit.lint if (b.repository, b.branch) == (repository, branch.name)), None
-    )
+    # The branch's stored findings (computed now only if it was written without them).
+    audit_store.refresh_stale()
+    findings = audit_store.stored_lint([branch.pk]).get(branch.pk, [])
     return render(
         request,
         "catalog/pending.html",
@@ -50,6 +48,6 @@ def pending(request, repository, branch):
             - len(changes)
             - len(refused)
             - len(templated),
-            "findings": lint.findings if lint else [],
+            "findings": findings,
         },
     )

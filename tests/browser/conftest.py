@@ -46,5 +46,5 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture
 def seeded_live_server(live_server, seeded_db):
-    """A live server over the full seed catalogue (transactional tests start from a flush)."""
+    """A live server over the full seed catalogue (put back after each browser test's flush)."""
     return live_server

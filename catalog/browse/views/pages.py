@@ -5,13 +5,14 @@ needs, so query counts stay constant) and renders one template.
 """
 
 import re
+from dataclasses import dataclass
 
 from django.http import HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from catalog import cache, doc_render, lint, naming, queries, vocabulary
-from catalog.audit import run_audit
+from catalog import audit_store, cache, doc_render, lint, naming, queries, vocabulary
+from catalog.audit import DEFAULT_GATE, branch_imported, check_claims, gates
 from catalog.browse.grid import build_grid
 from catalog.browse.views import compare, matrix, select
 from catalog.build_commands import DEFAULT_ORG
@@ -22,12 +23,18 @@ from catalog.recipes.nix.highlight import highlight_nix
 ORG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+# Branches the home page's table lists per repository (and every recommended or default one);
+# /branches/ lists them all.
+HOME_BRANCHES = 8
+
+
 @require_safe
 def home(request):
     canonical = matrix.canonical_branch_redirect(request)
     if canonical is not None:
         return canonical
-    branches = list(queries.branches_overview())
+    shown, branch_count = queries.home_branch_ids(HOME_BRANCHES)
+    branches = list(queries.branches_overview().filter(pk__in=shown))
     architectures = list(queries.architectures_overview())
     selector_html, status = select.panel(request.GET)
     return render(
@@ -35,7 +42,9 @@ def home(request):
         "catalog/home.html",
         {
             "branches": branches,
-            "total_variants": sum(b.variant_count for b in branches),
+            "branch_count": branch_count,
+            "home_branches": HOME_BRANCHES,
+            "total_variants": select.rows().size,  # the selector's index holds every variant
             "architectures": architectures,
             "gpu_links": [a for a in architectures if a.variant_count],
             "isas": queries.isas_with_counts(),
@@ -245,46 +254,80 @@ def doc(request, slug):
 LINT_PER_PAGE = 100  # lint findings per audit page: the page stays small as branches multiply
 
 
-def _audit_result():
-    """The audit, cached per structure version. Of the statuses it reads only which variants are
-    planned, so that set (one small query) is part of the key: a build record that plans or
-    unplans nothing leaves the cached audit in place."""
-    planned = queries.planned_variant_ids()
-    return cache.cached("audit", run_audit, planned, version=cache.structure_version())
+@dataclass(frozen=True)
+class _LintGroup:
+    """One branch's findings on an audit page, with what its heading says of the branch."""
+
+    branch: object
+    imported: bool
+    count: int  # all its lint findings, on every page
+    gating: bool  # any of them counts against the audit's result
+    recorded: frozenset  # variants whose impossible pairing an acknowledged claim records
+    findings: list
 
 
-def _lint_page(branches, page: int) -> tuple[list[dict], int, int]:
-    """Page `page` of every branch's lint findings, grouped by branch: (groups, total, pages)."""
-    flat = [(branch, f) for branch in branches for f in branch.findings]
-    pages = max(1, -(-len(flat) // LINT_PER_PAGE))
-    groups: list[dict] = []
-    for branch, finding in flat[(page - 1) * LINT_PER_PAGE : page * LINT_PER_PAGE]:
-        if not groups or groups[-1]["branch"] is not branch:
-            groups.append({"branch": branch, "findings": []})
-        groups[-1]["findings"].append(finding)
-    return groups, len(flat), pages
+def _lint_groups(rows, recorded: dict) -> list[_LintGroup]:
+    """The page's findings grouped by branch: two queries for the page's branches."""
+    branches = {b.pk: b for b, _ in rows}
+    counts = audit_store.lint_count(list(branches))
+    recorded_counts = audit_store.recorded_count(list(branches.values()), recorded)
+    groups: list[_LintGroup] = []
+    for branch, finding in rows:
+        if not groups or groups[-1].branch.pk != branch.pk:
+            known = recorded.get((branch.repository, branch.name), frozenset())
+            groups.append(
+                _LintGroup(
+                    branch,
+                    branch_imported(branch),
+                    counts.get(branch.pk, 0),
+                    gates(branch, DEFAULT_GATE)
+                    and counts.get(branch.pk, 0) > recorded_counts.get(branch.pk, 0),
+                    known,
+                    [],
+                )
+            )
+        groups[-1].findings.append(finding)
+    return groups
 
 
 @require_safe
 def audit(request):
+    """The claims checked now (a constant few dozen) and one page of the stored lint findings:
+    the cost follows the page, not the catalogue. Kept whole per structure version and the set
+    of planned variants (the one status the findings read): a build record that plans or
+    unplans nothing leaves it in place."""
     raw = request.GET.get("page", "1")
     if not (raw.isascii() and raw.isdigit() and 0 < int(raw) <= 100_000):
         return HttpResponseBadRequest("The page must be a whole number from 1.\n")
     page = int(raw)
-    result = _audit_result()
-    groups, total, pages = _lint_page(result.lint, page)
+    planned = queries.planned_variant_ids()
+    return cache.cached_response(
+        "audit-page",
+        lambda: _audit_page(request, page),
+        page,
+        planned,
+        version=cache.structure_version(),
+    )
+
+
+def _audit_page(request, page: int):
+    audit_store.refresh_stale()
+    total = sum(audit_store.lint_count().values())
+    pages = max(1, -(-total // LINT_PER_PAGE))
     if page > pages:
         return HttpResponseBadRequest(f"The audit's lint has {pages} page(s), not {page}.\n")
+    findings, verified, recorded = check_claims()
+    rows = audit_store.lint_page((page - 1) * LINT_PER_PAGE, LINT_PER_PAGE)
     return render(
         request,
         "catalog/audit.html",
         {
-            "new": result.new,
-            "known": result.known,
-            "verified": result.verified,
-            "lint": result.lint,
-            "lint_groups": groups,
-            "lint_count": result.lint_count,
+            "new": [f for f in findings if not f.known],
+            "known": [f for f in findings if f.known],
+            "verified": verified,
+            "branch_count": queries.branch_count(),
+            "lint_groups": _lint_groups(rows, recorded),
+            "lint_count": total,
             "lint_rules": lint.RULES,
             "lint_page": {
                 "number": page,

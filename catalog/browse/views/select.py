@@ -26,33 +26,33 @@ PANEL = "catalog/home.html#selector"
 _MEMO: dict = {}  # {"version": ..., "rows": ...}: this process's copy, unpickled once
 
 
+def _build_index() -> selector_engine.Index:
+    return selector_engine.index_rows(selector_engine.rows_from_records(queries.selector_records()))
+
+
+cache.register_snapshot("selector-index", _build_index)
+
+
 def rows() -> selector_engine.Index:
-    """Every variant as a selector row, indexed by value: one query, cached per structure
-    version (a build outcome does not retire it; the selector shows no status) and kept
+    """Every variant as a selector row, indexed by value: stored in the database when the
+    catalogue is written (one query and a millisecond's unpickling when cold), per structure
+    version (a build outcome does not retire it; the selector shows no status), and kept
     in-process too."""
     version = cache.structure_version()
     if _MEMO.get("version") != version:
-        _MEMO["rows"] = cache.cached(
-            "selector-rows",
-            lambda: selector_engine.index_rows(
-                selector_engine.rows_from_records(queries.selector_records())
-            ),
-            version=version,
-        )
+        _MEMO["rows"] = cache.snapshot("selector-index")
         _MEMO["version"] = version
     return _MEMO["rows"]
 
 
-def _context(chosen: dict[str, str], embedded: bool) -> dict:
-    narrowed = selector_engine.narrow(rows(), chosen)
+def _context(chosen: dict[str, str], embedded: bool, expand: tuple[str, ...] = ()) -> dict:
+    narrowed = selector_engine.narrow(rows(), chosen, expand)
     unique = narrowed.unique
     return {
         "narrowed": narrowed,
-        "count": len(narrowed.matches),
+        "count": narrowed.count,
         # Listed by name when few are left, or when the one left is an impossible pairing.
-        "listed": narrowed.matches
-        if 0 < len(narrowed.matches) <= MAX_LISTED and not unique
-        else [],
+        "listed": narrowed.matches if 0 < narrowed.count <= MAX_LISTED and not unique else [],
         "unique": unique,
         "answer": (
             queries.build_answer(unique.repository, unique.branch, unique.pname) if unique else None
@@ -91,11 +91,15 @@ def panel(params, embedded: bool = False) -> tuple[SafeString, int]:
         chosen = selector_engine.parse_choices(rows(), params, _resolvers())
     except BadChoice as exc:
         return _render({**_context({}, embedded), "error": str(exc)}), 400
+    # A folded facet shown whole (?more=branch); other values are ignored like unknown keys.
+    more = params.get(selector_engine.MORE, [])
+    expand = tuple(sorted({k for k in more if k in selector_engine.DIMENSION_BY_KEY}))
     html = cache.cached(
         "selector-panel",
-        lambda: _render(_context(chosen, embedded)),
+        lambda: _render(_context(chosen, embedded, expand)),
         selector_engine.query_string(chosen),
         embedded,
+        expand,
         version=cache.structure_version(),
     )
     # Rendered with autoescaping; marked again since a cache may hand back a plain str.

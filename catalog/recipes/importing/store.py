@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from catalog import naming, vocabulary
+from catalog import cache, naming, vocabulary
 from catalog.models import Branch, CpuIsa, GpuArchitecture, Variant
 from catalog.recipes.importing import build_matrix
 from catalog.recipes.importing.errors import ParseError
@@ -557,6 +557,9 @@ def import_sources(
         _finish_branch(branch, report)
         if dry_run:
             transaction.set_rollback(True)
+        else:
+            # The branch's audit findings and the snapshots, stored with the import itself.
+            cache.store_derived()
     return report
 
 

@@ -1,0 +1,142 @@
+"""The selector's index is stored in the database by the writers, at the structure revision
+their write made: a cold process (every cache cleared) loads it with one query instead of
+reading every variant, and never takes an older one for current."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from catalog import cache
+from catalog.browse.views import select
+from catalog.models import StoredSnapshot, StructureRevision, Variant
+from tests.conftest import clear_caches
+from tests.nix_data import BUILD_PYTORCH, need_real
+
+pytestmark = pytest.mark.django_db
+
+
+def revision() -> int:
+    return StructureRevision.objects.get(pk=1).number
+
+
+def stored_revision() -> int:
+    return StoredSnapshot.objects.get(name="selector-index").revision
+
+
+def cold_home(client) -> tuple[str, list[str]]:
+    clear_caches()
+    select._MEMO.clear()
+    with CaptureQueriesContext(connection) as ran:
+        html = client.get("/").content.decode()
+    return html, [q["sql"] for q in ran]
+
+
+def reads_every_variant(sql: list[str]) -> bool:
+    return any('FROM "catalog_variant"' in q and "gpu_arch" in q and "LIMIT" not in q for q in sql)
+
+
+def test_the_seeded_catalogue_has_its_index_stored_and_a_cold_page_loads_it(client):
+    assert stored_revision() == revision()
+    html, sql = cold_home(client)
+    assert 'data-value="build-pytorch/main"' in html
+    assert not reads_every_variant(sql)
+    assert sum('"catalog_storedsnapshot"' in q for q in sql) == 1
+
+
+def test_an_import_stores_the_index_with_the_new_branch(client):
+    need_real()
+    call_command(
+        "import-recipes",
+        str(BUILD_PYTORCH.parent.parent),
+        repository="build-pytorch",
+        branch="pytorch-2.8-python312-again",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    assert stored_revision() == revision()  # stored by the import, at the revision it made
+    html, sql = cold_home(client)
+    assert 'data-value="build-pytorch/pytorch-2.8-python312-again"' in html
+    assert not reads_every_variant(sql)
+
+
+def test_a_write_without_a_store_makes_the_index_older_and_it_is_built_again(client):
+    before = stored_revision()
+    # pytorch-2.8-python312's CPU variants have no companions depending on them.
+    variant = Variant.objects.filter(branch__name="pytorch-2.8-python312", backend="cpu").first()
+    variant.delete()  # as the admin deletes: the revision moves, nothing is stored
+    assert revision() > before and stored_revision() == before
+    html, sql = cold_home(client)
+    assert reads_every_variant(sql)  # the older index is not used
+    assert stored_revision() == revision()  # and the one built is stored for the next process
+    index = select.rows()
+    assert index.size == Variant.objects.count()
+    assert f"\tpytorch-2.8-python312\t{variant.pname}\t" not in index.lines
+    _, again = cold_home(client)
+    assert not reads_every_variant(again)
+
+
+def test_a_snapshot_from_another_release_is_built_again(client):
+    StoredSnapshot.objects.filter(name="selector-index").update(data=b"not a pickle")
+    html, sql = cold_home(client)
+    assert 'data-value="build-pytorch/main"' in html
+    assert reads_every_variant(sql)
+    assert cache.snapshot("selector-index").size == Variant.objects.count()
+
+
+def test_the_wizard_snapshot_is_stored_and_a_build_record_is_laid_on_top(client):
+    from catalog import queries, services
+
+    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    with CaptureQueriesContext(connection) as ran:
+        catalogue = queries.recommend_catalogue()
+    assert not reads_every_variant([q["sql"] for q in ran])
+    [variant] = [
+        v
+        for v in catalogue.variants
+        if (v.repository, v.branch, v.pname)
+        == ("build-pytorch", "main", "pytorch-python313-cpu-avx2")
+    ]
+    assert variant.status == "failed"
+    assert len(catalogue.variants) == Variant.objects.count()
+
+
+def test_the_default_matrix_counts_come_from_the_stored_snapshot_and_statuses_live(client):
+    from django.http import QueryDict
+
+    from catalog import services
+    from catalog.browse.filters import FACETS, VariantFilter
+
+    def counts() -> tuple[dict, dict]:
+        unfiltered = VariantFilter(QueryDict())
+        assert unfiltered.form.is_valid()
+        return unfiltered.facet_counts(), unfiltered._counts(FACETS)
+
+    stored, live = counts()
+    assert stored == live
+    failed = stored["status"].get("failed", 0)
+    services.record_build(
+        repository="build-pytorch",
+        branch="main",
+        pname="pytorch-python313-cpu-avx2",
+        status="failed",
+    )
+    stored, live = counts()
+    assert stored == live and stored["status"]["failed"] == failed + 1
+    clear_caches()
+    with CaptureQueriesContext(connection) as ran:
+        assert client.get("/variants/").status_code == 200
+    facets = [q["sql"] for q in ran if q["sql"].endswith('FROM "catalog_variant" GROUP BY 1')]
+    facets += [q["sql"] for q in ran if "GROUP BY" in q["sql"] and "catalog_cpuisa" in q["sql"]]
+    assert len(facets) == 1 and '"catalog_variant"."status" AS "status"' in facets[0]
