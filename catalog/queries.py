@@ -20,7 +20,7 @@ from catalog.models import (
     GpuModel,
     Variant,
 )
-from catalog.wizard.snapshot import Catalogue
+from catalog.wizard.snapshot import Catalogue, VariantInfo, VariantTable
 
 
 def branches_with_counts() -> QuerySet[Branch]:
@@ -316,7 +316,9 @@ def _build_recommend_rows(status_version: str) -> dict:
     )
     return {
         **small.to_rows(),
-        "variants": tuple(_recommend_variant_rows()),
+        "variants": VariantTable.of(
+            VariantInfo(*row) for row in _recommend_variant_rows()
+        ).to_rows(),
         "status_version": status_version,
     }
 
@@ -330,7 +332,8 @@ def _stored_recommend_rows() -> dict:
     return _build_recommend_rows(status_version="")
 
 
-cache.register_snapshot("recommend-rows", _stored_recommend_rows)
+# Named for its form: rows an earlier release stored (every variant as a tuple) are never read.
+cache.register_snapshot("recommend-table", _stored_recommend_rows)
 
 
 def recommend_catalogue() -> Catalogue:
@@ -342,7 +345,7 @@ def recommend_catalogue() -> Catalogue:
     if _RECOMMEND_MEMO.get("version") == (structure, status):
         return _RECOMMEND_MEMO["catalogue"]
     if _RECOMMEND_MEMO.get("structure") != structure:
-        rows = cache.snapshot("recommend-rows")
+        rows = cache.snapshot("recommend-table")
         _RECOMMEND_MEMO.update(
             structure=structure, base=Catalogue.from_rows(rows), built_at=rows["status_version"]
         )
@@ -494,12 +497,13 @@ def build_answer(repository: str, branch: str, pname: str, status: str = "", org
     from catalog.models import STATUSES
 
     catalogue = recommend_catalogue()
-    by_name = catalogue.memo(
-        "variants-by-name", lambda c: {(v.repository, v.branch, v.pname): v for v in c.variants}
-    )
-    record = by_name.get((repository, branch, pname))
+    record = catalogue.variant_named(repository, branch, pname)
     status = status or (record.status if record else "")
-    found = build_commands.nearest_further(record, catalogue.variants) if record else None
+    # Only the same hardware can be nearer (nearest_further's rule): those records alone.
+    same_hardware = (
+        catalogue.variants_for(record.backend, record.sm, record.platform) if record else ()
+    )
+    found = build_commands.nearest_further(record, same_hardware) if record else None
     nearest = None
     if found:
         other, diffs = found

@@ -89,14 +89,14 @@ def test_a_snapshot_from_another_release_is_built_again(client):
 def test_the_wizard_snapshot_is_stored_and_a_build_record_is_laid_on_top(client):
     from catalog import queries, services
 
-    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    assert StoredSnapshot.objects.get(name="recommend-table").revision == revision()
     services.record_build(
         repository="build-pytorch",
         branch="main",
         pname="pytorch-python313-cpu-avx2",
         status="failed",
     )
-    assert StoredSnapshot.objects.get(name="recommend-rows").revision == revision()
+    assert StoredSnapshot.objects.get(name="recommend-table").revision == revision()
     clear_caches()
     queries._RECOMMEND_MEMO.clear()
     with CaptureQueriesContext(connection) as ran:
@@ -140,3 +140,58 @@ def test_the_default_matrix_counts_come_from_the_stored_snapshot_and_statuses_li
     facets = [q["sql"] for q in ran if q["sql"].endswith('FROM "catalog_variant" GROUP BY 1')]
     facets += [q["sql"] for q in ran if "GROUP BY" in q["sql"] and "catalog_cpuisa" in q["sql"]]
     assert len(facets) == 1 and '"catalog_variant"."status" AS "status"' in facets[0]
+
+
+def test_a_cold_answer_builds_records_only_for_the_hardware_asked_about(client):
+    """The wizard's stored snapshot keeps its variants as one string per hardware: a cold
+    answer for an H100 builds the records of that hardware alone, and the same answer comes
+    from the compact form as from every record."""
+    from catalog import queries
+    from catalog.wizard.snapshot import Catalogue, VariantTable
+
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    answers = {"os": "linux", "arch": "x86_64", "gpu": "H100", "isa": "avx512"}
+    response = client.post("/api/recommend", answers, content_type="application/json")
+    assert response.status_code == 200
+    table = queries.recommend_catalogue().variants
+    assert isinstance(table, VariantTable) and "all" not in table._built
+    assert set(table._built) == {("cuda", "sm90", "x86_64-linux")}
+    assert 0 < len(table._built[("cuda", "sm90", "x86_64-linux")]) < table.size / 4
+
+    every = Catalogue(
+        variants=tuple(table),
+        branches=queries.recommend_catalogue().branches,
+        architectures=queries.recommend_catalogue().architectures,
+        gpu_models=queries.recommend_catalogue().gpu_models,
+        isas=queries.recommend_catalogue().isas,
+    )
+    assert len(every.variants) == Variant.objects.count() == len(table)
+    compact = queries.recommend_catalogue()
+    assert set(compact.hardware()) == set(every.hardware())
+    for key in every.hardware():
+        assert compact.variants_for(*key) == every.variants_for(*key)
+    first = every.variants[0]
+    assert compact.variant_named(first.repository, first.branch, first.pname) == first
+    assert compact.variant_named(first.repository, first.branch, "no-such-variant") is None
+    from_records = client.post("/api/recommend", answers, content_type="application/json")
+    assert from_records.json() == response.json()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/wizard/",
+        "/wizard/?os=linux&arch=x86_64&gpu=H100&isa=avx512&has_gpu=yes&workload=general",
+    ],
+)
+def test_the_wizard_pages_build_no_record_of_other_hardware_when_cold(client, url):
+    from catalog import queries
+
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    response = client.get(url)
+    assert response.status_code == 200
+    built = queries.recommend_catalogue().variants._built
+    assert "all" not in built
+    assert set(built) <= {("cuda", "sm90", "x86_64-linux")}

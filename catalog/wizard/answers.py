@@ -495,6 +495,8 @@ def _check_constraints(a: Answers, cat: Catalogue) -> list[AnswerError]:
         branches = _constrained_branches(a, cat, library)
     except AnswerError as exc:
         return [exc]
+    if not a.constraints:  # nothing to check: the variants are not read (nor built)
+        return []
     keys = {b.key for b in branches}
     variants = [v for v in cat.variants if v.library == library and v.branch_key in keys]
     errors = []

@@ -283,9 +283,9 @@ def _gpu_path(a: Answers, gpu: Gpu, cat: Catalogue, rec: Recommendation) -> None
     several = f" ({gpu.count} of this model)" if gpu.count > 1 else ""
     rec.reasons.append(f"You have an NVIDIA GPU{several}, so a CUDA build fits.")
     arch = cat.architecture(gpu.sm)
-    if arch is None or not any(v.sm == gpu.sm for v in cat.variants):
+    if arch is None or not any(sm == gpu.sm for _, sm, _ in cat.hardware()):
         built = sorted(
-            {v.sm for v in cat.variants if v.backend == "cuda"},
+            {sm for backend, sm, _ in cat.hardware() if backend == "cuda"},
             key=lambda sm: naming.version_key(naming.compute_capability_from_sm(sm)),
         )
         family = arch.name if arch else gpu_names.family_for_cc(gpu.compute_capability)
@@ -483,9 +483,7 @@ def _pool(
 ) -> list[VariantInfo]:
     """The variants for this hardware and platform that a machine can run: an impossible pairing
     (a GPU built into a system of another CPU architecture) is never recommended."""
-    found = [
-        v for v in cat.variants if v.backend == backend and v.sm == sm and v.platform == platform
-    ]
+    found = list(cat.variants_for(backend, sm, platform))
     impossible = [v for v in found if cat.impossible_pairing(v)]
     if impossible:
         rec.reasons.append(

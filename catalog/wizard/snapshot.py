@@ -23,7 +23,7 @@ fields named in their dataclasses below (a GPU model reads `architecture.sm`; a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
@@ -35,6 +35,8 @@ T = TypeVar("T")
 def _tuple(value) -> tuple:
     if value is None:
         return ()
+    if isinstance(value, VariantTable):  # already read-only; kept compact
+        return value
     if isinstance(value, str):
         return (value,) if value else ()
     return tuple(value)
@@ -78,6 +80,115 @@ class VariantInfo:
     @property
     def branch_key(self) -> tuple[str, str]:
         return (self.repository, self.branch)
+
+
+# The engine's first narrowing: backend, GPU architecture and platform (engine._pool).
+Hardware = tuple[str, str, str]
+# A stored line's columns; a group's key holds backend, sm and platform.
+_LINE_FIELDS = (
+    "pname",
+    "repository",
+    "branch",
+    "library",
+    "python_version",
+    "cuda_version",
+    "isa",
+    "status",
+)
+
+
+def hardware_of(v: VariantInfo) -> Hardware:
+    return (v.backend, v.sm, v.platform)
+
+
+@dataclass(frozen=True)
+class VariantTable:
+    """Every variant in a compact form that loads in milliseconds: per hardware (backend, sm,
+    platform), one string with a line per variant ("position\\tpname\\trepository\\t…"). An
+    answer builds records only for the hardware it asks about; the full tuple (search, a
+    constrained answer) is built once, when first asked for. `statuses`, when set, are laid on
+    top by position (variant order), so a build record rebuilds nothing."""
+
+    size: int
+    groups: Mapping[Hardware, str]
+    statuses: tuple | None = None
+    _built: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, variants: Iterable[VariantInfo]) -> VariantTable:
+        lines: dict[Hardware, list[str]] = {}
+        size = 0
+        for pos, v in enumerate(variants):
+            text = "\t".join(getattr(v, f) for f in _LINE_FIELDS)
+            lines.setdefault(hardware_of(v), []).append(f"{pos}\t{text}")
+            size = pos + 1
+        return cls(size, {key: "\n".join(found) for key, found in lines.items()})
+
+    def to_rows(self) -> dict:
+        return {"size": self.size, "groups": dict(self.groups)}
+
+    def with_statuses(self, statuses: tuple) -> VariantTable:
+        if len(statuses) != self.size:
+            raise ValueError("one status per variant")
+        return VariantTable(self.size, self.groups, tuple(statuses))
+
+    def _record(self, key: Hardware, line: str) -> VariantInfo:
+        pos, pname, repository, branch, library, python, cuda, isa, status = line.split("\t")
+        if self.statuses is not None:
+            status = self.statuses[int(pos)]
+        backend, sm, platform = key
+        return VariantInfo(
+            pname, repository, branch, library, backend, platform, python, cuda, sm, isa, status
+        )
+
+    def group(self, key: Hardware) -> tuple:
+        """The variants for this hardware, in variant order (built once)."""
+        if key not in self._built:
+            text = self.groups.get(key, "")
+            lines = text.split("\n") if text else []
+            self._built[key] = tuple(self._record(key, line) for line in lines)
+        return self._built[key]
+
+    def named(self, repository: str, branch: str, pname: str) -> VariantInfo | None:
+        """One variant by its name, found in the strings without building the others."""
+        needle = f"\t{pname}\t{repository}\t{branch}\t"
+        for key, text in self.groups.items():
+            at = text.find(needle)
+            if at >= 0:
+                start = text.rfind("\n", 0, at) + 1
+                end = text.find("\n", at)
+                return self._record(key, text[start : end if end >= 0 else len(text)])
+        return None
+
+    def everything(self) -> tuple:
+        """Every variant, in variant order."""
+        if "all" not in self._built:
+            found = [
+                (int(line.split("\t", 1)[0]), key, line)
+                for key, text in self.groups.items()
+                for line in (text.split("\n") if text else [])
+            ]
+            found.sort(key=lambda item: item[0])
+            self._built["all"] = tuple(self._record(key, line) for _, key, line in found)
+        return self._built["all"]
+
+    # A read-only sequence, so `catalogue.variants` reads the same for both forms.
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self):
+        return iter(self.everything())
+
+    def __getitem__(self, i):
+        return self.everything()[i]
+
+    def __eq__(self, other) -> bool:
+        try:
+            return tuple(self) == tuple(other)
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +280,37 @@ class Catalogue:
         )
 
     # -- lookups -------------------------------------------------------------------------
+    def _by_hardware(self) -> Mapping[Hardware, tuple]:
+        """Records given as a tuple (tests, fixtures), grouped as a VariantTable groups them."""
+
+        def build(cat: Catalogue) -> dict:
+            grouped: dict[Hardware, list] = {}
+            for v in cat.variants:
+                grouped.setdefault(hardware_of(v), []).append(v)
+            return {key: tuple(found) for key, found in grouped.items()}
+
+        return self.memo("variants-by-hardware", build)
+
+    def hardware(self) -> Collection[Hardware]:
+        """Every (backend, sm, platform) the catalogue has a variant for."""
+        if isinstance(self.variants, VariantTable):
+            return self.variants.groups.keys()
+        return self._by_hardware().keys()
+
+    def variants_for(self, backend: str, sm: str, platform: str) -> tuple:
+        """The variants for this hardware, in variant order: all an answer reads of them."""
+        if isinstance(self.variants, VariantTable):
+            return self.variants.group((backend, sm, platform))
+        return self._by_hardware().get((backend, sm, platform), ())
+
+    def variant_named(self, repository: str, branch: str, pname: str) -> VariantInfo | None:
+        if isinstance(self.variants, VariantTable):
+            return self.variants.named(repository, branch, pname)
+        by_name = self.memo(
+            "variants-by-name", lambda c: {(v.repository, v.branch, v.pname): v for v in c.variants}
+        )
+        return by_name.get((repository, branch, pname))
+
     def branch(self, repository: str, name: str) -> BranchInfo | None:
         return self._index["branches"].get((repository, name))
 
@@ -225,6 +367,8 @@ class Catalogue:
     def with_statuses(self, statuses: tuple) -> Catalogue:
         """This snapshot with each variant's status replaced by `statuses` (in variant order):
         build outcomes laid on top of a structure snapshot without rebuilding it."""
+        if isinstance(self.variants, VariantTable):
+            return replace(self, variants=self.variants.with_statuses(statuses), _index={})
         if len(statuses) != len(self.variants):
             raise ValueError("one status per variant")
         variants = tuple(
@@ -241,24 +385,31 @@ class Catalogue:
 
     # -- construction from plain rows (a compact, picklable form) --------------------------
     def to_rows(self) -> dict:
-        """Plain tuples in dataclass field order: pickles and loads far faster than records."""
+        """Plain tuples in dataclass field order (the variants as a VariantTable's strings):
+        pickles and loads far faster than records."""
+        variants = self.variants
+        if not isinstance(variants, VariantTable):
+            variants = VariantTable.of(variants)
         return {
-            name: tuple(astuple_shallow(r) for r in getattr(self, name))
-            for name in ("variants", "branches", "architectures", "gpu_models", "isas")
+            "variants": variants.to_rows(),
+            **{
+                name: tuple(astuple_shallow(r) for r in getattr(self, name))
+                for name in ("branches", "architectures", "gpu_models", "isas")
+            },
         }
 
     @classmethod
     def from_rows(cls, rows: dict) -> Catalogue:
         kinds = {
-            "variants": VariantInfo,
             "branches": BranchInfo,
             "architectures": ArchitectureInfo,
             "gpu_models": GpuModelInfo,
             "isas": IsaInfo,
         }
         built = {name: tuple(kind(*row) for row in rows[name]) for name, kind in kinds.items()}
+        table = rows["variants"]
         return cls(
-            variants=built["variants"],
+            variants=VariantTable(table["size"], table["groups"]),
             branches=built["branches"],
             architectures=built["architectures"],
             gpu_models=built["gpu_models"],
