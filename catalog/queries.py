@@ -288,8 +288,8 @@ _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's
 
 
 def _recommend_variant_rows() -> list[tuple]:
-    """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order): only the columns the
-    engine reads, as tuples, so no model instance (nor JSON field) is built."""
+    """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order) and its id last: only
+    the columns the engine reads, as tuples, so no model instance (nor JSON field) is built."""
     rows = Variant.objects.order_by("pk").values_list(
         "pname",
         "branch__repository",
@@ -302,11 +302,13 @@ def _recommend_variant_rows() -> list[tuple]:
         "gpu_arch__sm",
         "cpu_isa__slug",
         "status",
+        "pk",
     )
-    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", row[10]) for row in rows]
+    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", *row[10:]) for row in rows]
 
 
 def _build_recommend_rows(status_version: str) -> dict:
+    rows = _recommend_variant_rows()
     small = Catalogue.from_objects(
         variants=[],
         branches=Branch.objects.order_by("repository", "preference", "name"),
@@ -317,14 +319,21 @@ def _build_recommend_rows(status_version: str) -> dict:
     return {
         **small.to_rows(),
         "variants": VariantTable.of(
-            VariantInfo(*row) for row in _recommend_variant_rows()
+            (VariantInfo(*row[:-1]) for row in rows), (row[-1] for row in rows)
         ).to_rows(),
         "status_version": status_version,
     }
 
 
-def _recommend_statuses() -> tuple:
-    return tuple(Variant.objects.order_by("pk").values_list("status", flat=True))
+def _live_statuses(hardware: tuple[str, str, str] | None) -> dict[int, str]:
+    """The current status of each variant of this hardware (backend, sm, platform; of every
+    variant for None), by id: what the snapshot's records of that hardware are built with."""
+    rows = Variant.objects.all()
+    if hardware is not None:
+        backend, sm, platform = hardware
+        rows = rows.filter(backend=backend, platform=platform)
+        rows = rows.filter(gpu_arch__sm=sm) if sm else rows.filter(gpu_arch__isnull=True)
+    return dict(rows.values_list("pk", "status"))
 
 
 def _stored_recommend_rows() -> dict:
@@ -340,7 +349,8 @@ def recommend_catalogue() -> Catalogue:
     """The engine's snapshot of the catalogue (plain records), built with 5 narrow queries and
     stored as plain tuples in the database by the writers, per structure revision
     (`cache.snapshot`; a build outcome does not retire it). The current statuses are laid on
-    top (one one-column query, cached per status version). Kept in-process per full version."""
+    top per hardware as the engine reads it (one query per hardware an answer asks about, not
+    one over every variant). Kept in-process per full version."""
     structure, status = cache.structure_version(), cache.status_version()
     if _RECOMMEND_MEMO.get("version") == (structure, status):
         return _RECOMMEND_MEMO["catalogue"]
@@ -351,9 +361,8 @@ def recommend_catalogue() -> Catalogue:
         )
     catalogue = _RECOMMEND_MEMO["base"]
     if _RECOMMEND_MEMO["built_at"] != status:
-        statuses = cache.cached("recommend-statuses", _recommend_statuses, version=status)
-        if len(statuses) == len(catalogue.variants):
-            catalogue = catalogue.with_statuses(statuses)
+        if Variant.objects.count() == len(catalogue.variants):
+            catalogue = catalogue.with_status_source(_live_statuses)
         else:  # rows written without a version bump (bulk writes): read everything again
             catalogue = Catalogue.from_rows(_build_recommend_rows(status))
     _RECOMMEND_MEMO.update(version=(structure, status), catalogue=catalogue)

@@ -195,3 +195,30 @@ def test_the_wizard_pages_build_no_record_of_other_hardware_when_cold(client, ur
     built = queries.recommend_catalogue().variants._built
     assert "all" not in built
     assert set(built) <= {("cuda", "sm90", "x86_64-linux")}
+
+
+def test_an_answer_reads_the_statuses_of_its_hardware_only(client):
+    from catalog import queries, services
+
+    variant = Variant.objects.filter(
+        backend="cuda", gpu_arch__sm="sm90", platform="x86_64-linux"
+    ).first()
+    services.record_build(
+        repository=variant.branch.repository,
+        branch=variant.branch.name,
+        pname=variant.pname,
+        status="failed",
+    )
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    catalogue = queries.recommend_catalogue()
+    with CaptureQueriesContext(connection) as ran:
+        group = catalogue.variants_for("cuda", "sm90", "x86_64-linux")
+        catalogue.variants_for("cuda", "sm90", "x86_64-linux")  # built once
+    [query] = [q["sql"] for q in ran]
+    assert "WHERE" in query and "x86_64-linux" in query
+    [found] = [v for v in group if v.pname == variant.pname and v.branch == variant.branch.name]
+    assert found.status == "failed"
+    named = catalogue.variant_named(variant.branch.repository, variant.branch.name, variant.pname)
+    assert named.status == "failed"
+    assert len(group) < Variant.objects.count()

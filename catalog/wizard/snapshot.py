@@ -104,38 +104,43 @@ def hardware_of(v: VariantInfo) -> Hardware:
 @dataclass(frozen=True)
 class VariantTable:
     """Every variant in a compact form that loads in milliseconds: per hardware (backend, sm,
-    platform), one string with a line per variant ("position\\tpname\\trepository\\t…"). An
-    answer builds records only for the hardware it asks about; the full tuple (search, a
-    constrained answer) is built once, when first asked for. `statuses`, when set, are laid on
-    top by position (variant order), so a build record rebuilds nothing."""
+    platform), one string with a line per variant ("id\\tpname\\trepository\\t…", in id order).
+    An answer builds records only for the hardware it asks about; the full tuple (search, a
+    constrained answer) is built once, when first asked for. `statuses`, when set, gives the
+    current statuses by id of one hardware's variants (of all for None), laid on top of the
+    stored ones as each group is built: a build record rebuilds nothing, and an answer reads
+    the statuses of the hardware it asks about only."""
 
     size: int
     groups: Mapping[Hardware, str]
-    statuses: tuple | None = None
+    statuses: Callable[[Hardware | None], Mapping[int, str]] | None = None
     _built: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, variants: Iterable[VariantInfo]) -> VariantTable:
+    def of(cls, variants: Iterable[VariantInfo], ids: Iterable[int] = ()) -> VariantTable:
+        """The table of these records, each under its id (its position when ids are not given;
+        either way ascending, the records' order)."""
         lines: dict[Hardware, list[str]] = {}
         size = 0
+        ids = iter(ids)
         for pos, v in enumerate(variants):
             text = "\t".join(getattr(v, f) for f in _LINE_FIELDS)
-            lines.setdefault(hardware_of(v), []).append(f"{pos}\t{text}")
+            lines.setdefault(hardware_of(v), []).append(f"{next(ids, pos)}\t{text}")
             size = pos + 1
         return cls(size, {key: "\n".join(found) for key, found in lines.items()})
 
     def to_rows(self) -> dict:
         return {"size": self.size, "groups": dict(self.groups)}
 
-    def with_statuses(self, statuses: tuple) -> VariantTable:
-        if len(statuses) != self.size:
-            raise ValueError("one status per variant")
-        return VariantTable(self.size, self.groups, tuple(statuses))
+    def with_statuses(self, statuses: Callable[[Hardware | None], Mapping[int, str]]):
+        return VariantTable(self.size, self.groups, statuses)
 
-    def _record(self, key: Hardware, line: str) -> VariantInfo:
-        pos, pname, repository, branch, library, python, cuda, isa, status = line.split("\t")
-        if self.statuses is not None:
-            status = self.statuses[int(pos)]
+    def _current(self, key: Hardware | None) -> Mapping[int, str]:
+        return self.statuses(key) if self.statuses is not None else {}
+
+    def _record(self, key: Hardware, line: str, current: Mapping[int, str]) -> VariantInfo:
+        pk, pname, repository, branch, library, python, cuda, isa, status = line.split("\t")
+        status = current.get(int(pk), status)
         backend, sm, platform = key
         return VariantInfo(
             pname, repository, branch, library, backend, platform, python, cuda, sm, isa, status
@@ -146,7 +151,8 @@ class VariantTable:
         if key not in self._built:
             text = self.groups.get(key, "")
             lines = text.split("\n") if text else []
-            self._built[key] = tuple(self._record(key, line) for line in lines)
+            current = self._current(key) if lines else {}
+            self._built[key] = tuple(self._record(key, line, current) for line in lines)
         return self._built[key]
 
     def named(self, repository: str, branch: str, pname: str) -> VariantInfo | None:
@@ -157,7 +163,8 @@ class VariantTable:
             if at >= 0:
                 start = text.rfind("\n", 0, at) + 1
                 end = text.find("\n", at)
-                return self._record(key, text[start : end if end >= 0 else len(text)])
+                line = text[start : end if end >= 0 else len(text)]
+                return self._record(key, line, self._current(key))
         return None
 
     def everything(self) -> tuple:
@@ -169,7 +176,8 @@ class VariantTable:
                 for line in (text.split("\n") if text else [])
             ]
             found.sort(key=lambda item: item[0])
-            self._built["all"] = tuple(self._record(key, line) for _, key, line in found)
+            current = self._current(None)
+            self._built["all"] = tuple(self._record(key, line, current) for _, key, line in found)
         return self._built["all"]
 
     # A read-only sequence, so `catalogue.variants` reads the same for both forms.
@@ -364,11 +372,16 @@ class Catalogue:
             self._index[key] = build(self)
         return self._index[key]
 
+    def with_status_source(self, statuses: Callable[[Hardware | None], Mapping[int, str]]):
+        """This snapshot (variants stored as a VariantTable) with the current statuses read
+        from `statuses` per hardware as its records are built (VariantTable.statuses)."""
+        if not isinstance(self.variants, VariantTable):
+            raise TypeError("statuses by hardware are laid on a VariantTable")
+        return replace(self, variants=self.variants.with_statuses(statuses), _index={})
+
     def with_statuses(self, statuses: tuple) -> Catalogue:
         """This snapshot with each variant's status replaced by `statuses` (in variant order):
         build outcomes laid on top of a structure snapshot without rebuilding it."""
-        if isinstance(self.variants, VariantTable):
-            return replace(self, variants=self.variants.with_statuses(statuses), _index={})
         if len(statuses) != len(self.variants):
             raise ValueError("one status per variant")
         variants = tuple(
