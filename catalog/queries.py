@@ -439,6 +439,20 @@ def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
 
 
 OTHER_BRANCHES_SHOWN = 30  # of the same build on other branches, the preferred ones
+# What the variant page reads of each candidate: its link, its label and _same_build's fields.
+COMPARE_CANDIDATE_FIELDS = (
+    "pname",
+    "library",
+    "backend",
+    "gpu_arch_id",
+    "cpu_isa_id",
+    "platform",
+    "cuda_version",
+    "python_version",
+    "branch__repository",
+    "branch__name",
+    "branch__preference",
+)
 
 
 def compare_candidates(variant: Variant) -> list[Variant]:
@@ -455,7 +469,11 @@ def compare_candidates(variant: Variant) -> list[Variant]:
         gpu_arch_id=variant.gpu_arch_id,
         cpu_isa_id=variant.cpu_isa_id,
     )
-    candidates = Variant.objects.exclude(pk=variant.pk).select_related("branch")
+    candidates = (
+        Variant.objects.exclude(pk=variant.pk)
+        .select_related("branch")
+        .only(*COMPARE_CANDIDATE_FIELDS)  # not the recipe text and facts of every row sorted
+    )
     here = candidates.filter(Q(branch_id=variant.branch_id) & (hardware | same_build))
     elsewhere = candidates.filter(same_build).exclude(branch_id=variant.branch_id)
     return sorted(  # stable: each branch's variants keep the matrix's order
