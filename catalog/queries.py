@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 from django.shortcuts import get_object_or_404
 
 from catalog import cache, naming, vocabulary
@@ -287,24 +287,31 @@ def planned_variant_ids() -> tuple[int, ...]:
 _RECOMMEND_MEMO: dict = {}  # {"version": ..., "catalogue": ...}: this process's copy
 
 
+# A variant's columns in snapshot.VARIANT_FIELDS order.
+INFO_COLUMNS = (
+    "pname",
+    "branch__repository",
+    "branch__name",
+    "library",
+    "backend",
+    "platform",
+    "python_version",
+    "cuda_version",
+    "gpu_arch__sm",
+    "cpu_isa__slug",
+    "status",
+)
+
+
+def _info_row(row: tuple) -> tuple:
+    return (*row[:7], row[7] or "", row[8] or "", row[9] or "", row[10])
+
+
 def _recommend_variant_rows() -> list[tuple]:
     """Every variant as a VariantInfo row (snapshot.VARIANT_FIELDS order) and its id last: only
     the columns the engine reads, as tuples, so no model instance (nor JSON field) is built."""
-    rows = Variant.objects.order_by("pk").values_list(
-        "pname",
-        "branch__repository",
-        "branch__name",
-        "library",
-        "backend",
-        "platform",
-        "python_version",
-        "cuda_version",
-        "gpu_arch__sm",
-        "cpu_isa__slug",
-        "status",
-        "pk",
-    )
-    return [(*row[:7], row[7] or "", row[8] or "", row[9] or "", *row[10:]) for row in rows]
+    rows = Variant.objects.order_by("pk").values_list(*INFO_COLUMNS, "pk")
+    return [(*_info_row(row), row[-1]) for row in rows]
 
 
 def _build_recommend_rows(status_version: str) -> dict:
@@ -444,6 +451,20 @@ def compare_variants(ids: Iterable[tuple[str, str, str]]) -> QuerySet[Variant]:
 
 
 OTHER_BRANCHES_SHOWN = 30  # of the same build on other branches, the preferred ones
+# What the variant page reads of each candidate: its link, its label and _same_build's fields.
+COMPARE_CANDIDATE_FIELDS = (
+    "pname",
+    "library",
+    "backend",
+    "gpu_arch_id",
+    "cpu_isa_id",
+    "platform",
+    "cuda_version",
+    "python_version",
+    "branch__repository",
+    "branch__name",
+    "branch__preference",
+)
 
 
 def compare_candidates(variant: Variant) -> list[Variant]:
@@ -460,7 +481,11 @@ def compare_candidates(variant: Variant) -> list[Variant]:
         gpu_arch_id=variant.gpu_arch_id,
         cpu_isa_id=variant.cpu_isa_id,
     )
-    candidates = Variant.objects.exclude(pk=variant.pk).select_related("branch")
+    candidates = (
+        Variant.objects.exclude(pk=variant.pk)
+        .select_related("branch")
+        .only(*COMPARE_CANDIDATE_FIELDS)  # not the recipe text and facts of every row sorted
+    )
     here = candidates.filter(Q(branch_id=variant.branch_id) & (hardware | same_build))
     elsewhere = candidates.filter(same_build).exclude(branch_id=variant.branch_id)
     return sorted(  # stable: each branch's variants keep the matrix's order
@@ -500,10 +525,7 @@ def search_index():
 def build_answer(repository: str, branch: str, pname: str, status: str = "", org: str = "") -> dict:
     """What every place that names a build with commands shows: its status and what that means,
     the nearest variant further along when it is not built, and the commands."""
-    from django.urls import reverse
-
     from catalog import build_commands
-    from catalog.models import STATUSES
 
     catalogue = recommend_catalogue()
     record = catalogue.variant_named(repository, branch, pname)
@@ -513,6 +535,84 @@ def build_answer(repository: str, branch: str, pname: str, status: str = "", org
         catalogue.variants_for(record.backend, record.sm, record.platform) if record else ()
     )
     found = build_commands.nearest_further(record, same_hardware) if record else None
+    return _answer(repository, branch, pname, status, org, found)
+
+
+def variant_build_answer(variant: Variant, org: str = "") -> dict:
+    """build_answer for a variant read from the database (the variant page): the nearest
+    variant further along comes from one narrow query, so the engine's snapshot of the whole
+    catalogue is not loaded for one page."""
+    found = nearest_further(variant)
+    branch = variant.branch
+    return _answer(branch.repository, branch.name, variant.pname, variant.status, org, found)
+
+
+def _variant_info(variant: Variant) -> VariantInfo:
+    return VariantInfo(
+        variant.pname,
+        variant.branch.repository,
+        variant.branch.name,
+        variant.library,
+        variant.backend,
+        variant.platform,
+        variant.python_version,
+        variant.cuda_version or "",
+        variant.gpu_arch.sm if variant.gpu_arch_id else "",
+        variant.cpu_isa.slug if variant.cpu_isa_id else "",
+        variant.status,
+    )
+
+
+def _differs(same: Q) -> Case:
+    return Case(When(same, then=Value(0)), default=Value(1), output_field=IntegerField())
+
+
+def nearest_further(variant: Variant) -> tuple[VariantInfo, list[str]] | None:
+    """build_commands.nearest_further(variant, every variant), read narrowly: the database picks
+    the one variant for the same library and hardware that is further along with the fewest
+    differing fields (ties: furthest along, then pname, then the snapshot's order), and the
+    engine's rule then checks it and words the differences. One query; none when it is built."""
+    from catalog import build_commands
+
+    progress = build_commands.PROGRESS.get(variant.status, 0)
+    if progress >= build_commands.BUILT:
+        return None
+    further = [s for s, p in build_commands.PROGRESS.items() if p > progress]
+    differences = (
+        _differs(Q(branch__name=variant.branch.name))
+        + _differs(Q(cuda_version=variant.cuda_version))
+        + _differs(Q(python_version=variant.python_version))
+        + _differs(Q(cpu_isa_id=variant.cpu_isa_id))  # None: IS NULL
+    )
+    progress_of = Case(
+        *(When(status=s, then=Value(p)) for s, p in build_commands.PROGRESS.items()),
+        default=Value(0),
+        output_field=IntegerField(),
+    )
+    best = (
+        Variant.objects.filter(
+            library=variant.library,
+            backend=variant.backend,
+            gpu_arch_id=variant.gpu_arch_id,
+            platform=variant.platform,
+            status__in=further,
+        )
+        .annotate(differences=differences, progress=progress_of)
+        .order_by("differences", "-progress", "pname", "pk")
+        .values_list(*INFO_COLUMNS)
+        .first()
+    )
+    if best is None:
+        return None
+    return build_commands.nearest_further(_variant_info(variant), [VariantInfo(*_info_row(best))])
+
+
+def _answer(repository, branch, pname, status, org, found) -> dict:
+    from django.urls import reverse
+
+    from catalog import build_commands
+    from catalog.models import STATUSES
+
     nearest = None
     if found:
         other, diffs = found

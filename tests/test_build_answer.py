@@ -4,9 +4,11 @@ through one component (templates/partials/build_answer.html)."""
 
 import pytest
 
+from catalog import queries
 from catalog.build_commands import nearest_further
 from catalog.models import Variant
 from catalog.wizard.snapshot import VariantInfo
+from tests.conftest import clear_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -84,3 +86,33 @@ def test_nearest_further_keeps_the_hardware_and_prefers_fewest_differences():
     found, diffs = nearest_further(planned, others)
     assert found.pname == "one-diff" and diffs == ["CUDA 12.9 instead of 13.0"]
     assert nearest_further(record("b", "built"), others) is None
+
+
+def test_the_variant_pages_narrow_query_picks_what_the_engine_picks_from_every_variant():
+    # Some variants further along, on other branches and CUDA versions, so ties and
+    # differences are exercised beside the seed's planned and recipe variants.
+    Variant.objects.filter(pname__endswith="sm90-avx512", cuda_version="12.9").update(
+        status="built"
+    )
+    Variant.objects.filter(pname__endswith="sm89-avx2", python_version="3.12").update(
+        status="published"
+    )
+    Variant.objects.filter(pname__contains="cpu").exclude(branch__name="main").update(
+        status="failed"
+    )
+    catalogue = queries.recommend_catalogue()
+    variants = Variant.objects.select_related("branch", "gpu_arch", "cpu_isa")
+    picked = 0
+    for variant in variants:
+        expected = nearest_further(queries._variant_info(variant), catalogue.variants)
+        assert queries.nearest_further(variant) == expected, variant
+        picked += expected is not None
+    assert picked > 50  # the comparison covered real answers, not only "nothing further"
+
+
+def test_the_variant_page_does_not_load_the_whole_catalogues_snapshot(client):
+    clear_caches()
+    queries._RECOMMEND_MEMO.clear()
+    block = status_then_commands(client.get(PLANNED).content.decode())
+    assert "branch main instead of pytorch-2.10-python313; CUDA 12.8 instead of 13.0" in block
+    assert queries._RECOMMEND_MEMO == {}

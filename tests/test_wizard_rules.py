@@ -268,7 +268,10 @@ def test_gpu_choices_say_no_name_twice_and_no_brackets_twice(client):
     assert not [o for o in options if ") (" in o or o.count("(") > 1]
     thor = next(o for o in options if o.startswith("11.0"))
     spark = next(o for o in options if o.startswith("12.1"))
-    assert thor.count("Thor") == 2 and "DRIVE Thor" in thor  # "Blackwell (Thor): DRIVE Thor"
+    # "Blackwell (Thor): DRIVE Thor, Jetson Thor": each model once after the family.
+    family, _, models = thor.partition(": ")
+    assert family.endswith("Blackwell (Thor)") and "DRIVE Thor" in models.split(", ")
+    assert len(models.split(", ")) == len(set(models.split(", ")))
     assert spark.count("DGX Spark") == 1
 
 

@@ -72,13 +72,7 @@ def variant_detail(request, repository, branch, pname):
         org_error = "An organisation name has letters, digits, '.', '_' or '-'."
         org = ""
     org = org or DEFAULT_ORG
-    answer = queries.build_answer(
-        variant.branch.repository,
-        variant.branch.name,
-        variant.pname,
-        variant.status,
-        "" if org == DEFAULT_ORG else org,
-    )
+    answer = queries.variant_build_answer(variant, "" if org == DEFAULT_ORG else org)
     isa = variant.cpu_isa
     # One query serves "the same variant on other branches" and "compare with…".
     candidates = list(queries.compare_candidates(variant))
