@@ -101,7 +101,21 @@ def django_db_setup(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock():
         load_catalogue()
         SNAPSHOT.append(Snapshot(tmp_path_factory.mktemp("seed"), django_db_blocker))
-    return SNAPSHOT[0]
+    yield SNAPSHOT[0]
+    with django_db_blocker.unblock():
+        end_other_sessions()
+
+
+def end_other_sessions() -> None:
+    """On PostgreSQL, end every other session on the test database before it is dropped: one
+    a server or thread left behind would make the drop fail ("being accessed by other users")."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture
