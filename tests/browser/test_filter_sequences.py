@@ -11,18 +11,9 @@ from django.core.cache import cache
 from django.test import Client
 from playwright.sync_api import expect
 
-CHECKBOX_FACETS = (
-    "repository",
-    "branch",
-    "library",
-    "backend",
-    "gpu",
-    "isa",
-    "platform",
-    "cuda",
-    "python",
-    "status",
-)
+from catalog.browse.filters import FACETS
+
+CHECKBOX_FACETS = tuple(FACETS)  # the checkbox filters, in the panel's order
 NOT_FILTERS = {"view", "sort", "per_page", "page"}  # how the list is shown, not what it holds
 
 
