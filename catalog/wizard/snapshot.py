@@ -36,7 +36,7 @@ from catalog import lint, naming
 T = TypeVar("T")
 
 
-def _tuple(value) -> tuple:
+def _tuple(value) -> tuple | VariantTable:
     if value is None:
         return ()
     if isinstance(value, VariantTable):  # already read-only; kept compact
@@ -202,7 +202,7 @@ class VariantTable:
         except TypeError:
             return NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple, so not hashable
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,7 @@ class IsaInfo:
 class Catalogue:
     """Everything the engine needs, as plain records. Lists are turned into tuples."""
 
-    variants: tuple = ()
+    variants: tuple | VariantTable = ()
     branches: tuple = ()
     architectures: tuple = ()
     gpu_models: tuple = ()
