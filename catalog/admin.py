@@ -3,7 +3,7 @@ from django.contrib import admin, messages
 from django.db import models
 from django.utils.html import format_html
 
-from catalog import naming
+from catalog import audit_store, naming
 from catalog.admin_jobs import BRANCH_JOBS, EDIT_SELECTED, run_admin_job
 from catalog.models import (
     ApiToken,
@@ -24,13 +24,31 @@ from catalog.recipes.nix.errors import EditError
 from catalog.services import RECIPE_VALUE_FIELDS
 
 
+class StoresAuditFindings(admin.ModelAdmin):
+    """An edit here changes the audit's stored findings (an architecture's, every branch's): they
+    are computed again in the edit's own transaction, as the other writers do, so the editor
+    pays for it and not the next visitor of /audit/."""
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        audit_store.refresh_stale()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        audit_store.refresh_stale()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        audit_store.refresh_stale()
+
+
 class GpuModelInline(admin.TabularInline):
     model = GpuModel
     extra = 0
 
 
 @admin.register(GpuArchitecture)
-class GpuArchitectureAdmin(admin.ModelAdmin):
+class GpuArchitectureAdmin(StoresAuditFindings):
     list_display = [
         "sm",
         "compute_capability",
@@ -53,7 +71,7 @@ class GpuModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(CpuIsa)
-class CpuIsaAdmin(admin.ModelAdmin):
+class CpuIsaAdmin(StoresAuditFindings):
     list_display = ["slug", "label", "arch", "rank", "flags", "disabled"]
     list_filter = ["arch"]
     search_fields = ["slug", "label", "hardware"]
@@ -68,7 +86,7 @@ class CpuIsaAdmin(admin.ModelAdmin):
 
 
 @admin.register(Branch)
-class BranchAdmin(admin.ModelAdmin):
+class BranchAdmin(StoresAuditFindings):
     list_display = [
         "name",
         "repository",
@@ -169,7 +187,7 @@ class BuildRecordInline(admin.TabularInline):
 
 
 @admin.register(Variant)
-class VariantAdmin(admin.ModelAdmin):
+class VariantAdmin(StoresAuditFindings):
     form = VariantAdminForm
     list_display = [
         "pname",

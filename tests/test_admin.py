@@ -180,3 +180,32 @@ def test_a_seeded_variant_has_no_imported_recipe_section(staff_client):
     v = Variant.objects.filter(origin="seeded").first()
     response = staff_client.get(reverse("admin:catalog_variant_change", args=[v.pk]))
     assert response.status_code == 200 and "Imported recipe" not in response.content.decode()
+
+
+def test_admin_writes_store_the_audit_findings_at_once(staff_client):
+    """An edit in the admin computes its branches' findings before it answers (the next visitor
+    of /audit/ pays nothing): a deleted variant, and an architecture's bulk delete, which
+    changes every branch's findings."""
+    from catalog import audit_store
+    from catalog.models import GpuArchitecture
+    from tests.test_audit_store import assert_stored_equals_computed
+
+    v = Variant.objects.get(
+        branch__name="pytorch-2.8-python312", pname="pytorch-python312-cpu-avx2"
+    )
+    url = reverse("admin:catalog_variant_delete", args=[v.pk])
+    assert staff_client.post(url, {"post": "yes"}).status_code == 302
+    assert not Variant.objects.filter(pk=v.pk).exists()
+    assert_stored_equals_computed()
+
+    unused = GpuArchitecture.objects.get(sm="sm61")
+    unused.pk, unused.sm, unused.compute_capability = None, "sm999", "99.9"
+    unused.save()  # outside the admin: every branch waits to be computed again
+    assert audit_store.stale_branch_ids()
+    response = staff_client.post(
+        reverse("admin:catalog_gpuarchitecture_changelist"),
+        {"action": "delete_selected", "_selected_action": [unused.pk], "post": "yes"},
+    )
+    assert response.status_code == 302
+    assert not GpuArchitecture.objects.filter(pk=unused.pk).exists()
+    assert_stored_equals_computed()
