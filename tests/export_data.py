@@ -57,3 +57,18 @@ def import_tree(root: Path, repository: str, branch_name: str) -> Branch:
         stderr=StringIO(),
     )
     return Branch.objects.get(repository=repository, name=branch_name)
+
+
+def export_tree(root: Path, repository: str, branch: str, **options) -> str:
+    """`export-recipes --into` the checkout for one branch: what it printed."""
+    out = StringIO()
+    call_command(
+        "export-recipes",
+        into=str(root),
+        repository=[repository],
+        branch=[branch],
+        stdout=out,
+        stderr=StringIO(),
+        **options,
+    )
+    return out.getvalue()

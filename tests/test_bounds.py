@@ -11,12 +11,10 @@ import shlex
 import time
 import tracemalloc
 from html import unescape
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
 from django.test import Client, RequestFactory
 
 from catalog.cache import catalogue_version
@@ -28,7 +26,7 @@ from catalog.recipes.nix.read import read_recipe
 from catalog.wizard import detect
 from catalog.wizard.views import api_recommend
 
-from .export_data import PYTORCH_2_8, git, import_tree, real_checkout
+from .export_data import PYTORCH_2_8, export_tree, git, import_tree, real_checkout
 from .test_settings_security import manage
 from .wsgi_client import SiteClient
 
@@ -36,17 +34,7 @@ from .wsgi_client import SiteClient
 
 
 def export(root: Path, **options) -> str:
-    out = StringIO()
-    call_command(
-        "export-recipes",
-        into=str(root),
-        repository=[PYTORCH_2_8[0]],
-        branch=[PYTORCH_2_8[1]],
-        stdout=out,
-        stderr=StringIO(),
-        **options,
-    )
-    return out.getvalue()
+    return export_tree(root, *PYTORCH_2_8, **options)
 
 
 @pytest.fixture

@@ -25,25 +25,12 @@ from catalog.recipes.nix.errors import EditError
 from catalog.recipes.nix.read import read_recipe
 
 from .export_data import PYTORCH_2_8, TORCHVISION_12_9, git, import_tree, real_checkout
+from .export_data import export_tree as export
 from .nix_data import BUILD_PYTORCH, real_text
 
 NEW_PIN = "0123456789abcdef0123456789abcdef01234567"
 SM90_AVX512 = "pytorch-python312-cuda12_8-sm90-avx512"
 CPU_AVX2 = "pytorch-python312-cpu-avx2"
-
-
-def export(root: Path, repository: str, branch: str, **options) -> str:
-    out = StringIO()
-    call_command(
-        "export-recipes",
-        into=str(root),
-        repository=[repository],
-        branch=[branch],
-        stdout=out,
-        stderr=StringIO(),
-        **options,
-    )
-    return out.getvalue()
 
 
 def changed_lines(root: Path) -> dict[str, tuple[list[str], list[str]]]:

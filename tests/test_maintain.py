@@ -16,7 +16,7 @@ from django.utils.html import escape
 from catalog.audit import run_audit
 from catalog.models import Branch, Variant
 
-from .export_data import PYTORCH_2_8, commit_all, git, import_tree, real_checkout
+from .export_data import PYTORCH_2_8, commit_all, export_tree, git, import_tree, real_checkout
 
 OLD_PIN = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3"
 NEW_PIN = "0123456789abcdef0123456789abcdef01234567"
@@ -54,17 +54,7 @@ def reimport(root: Path, **options) -> str:
 
 
 def export(root: Path, **options) -> str:
-    out = StringIO()
-    call_command(
-        "export-recipes",
-        into=str(root),
-        repository=[PYTORCH_2_8[0]],
-        branch=[PYTORCH_2_8[1]],
-        stdout=out,
-        stderr=StringIO(),
-        **options,
-    )
-    return out.getvalue()
+    return export_tree(root, *PYTORCH_2_8, **options)
 
 
 def diff_lines(root: Path) -> dict[str, list[str]]:
