@@ -8,16 +8,10 @@ import pytest
 from django.core.cache import cache
 from playwright.sync_api import expect
 
+from tests.browser.test_selector import CLICKS, SM90
+
 PHONE = {"width": 390, "height": 844}
 HOSTS = Path(__file__).resolve().parent.parent / "data" / "hosts"
-SM90 = "pytorch-python313-cuda12_8-sm90-avx512"
-CLICKS = [
-    ("gpu", "sm90"),
-    ("isa", "avx512"),
-    ("cuda", "12.8"),
-    ("branch", "build-pytorch/main"),
-    ("library", "pytorch"),
-]
 
 
 @pytest.fixture
